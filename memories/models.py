@@ -1,0 +1,291 @@
+"""One memory model for both spec 003's items and the stores' path-addressed
+documents, one immutable version history, one edge table, jobs and scope state."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from accounts.models import Workspace
+from memory_project.ids import (
+    new_edge_id,
+    new_job_id,
+    new_memory_id,
+    new_memory_store_id,
+    new_memory_version_id,
+)
+
+MAX_CONTENT_BYTES = 102_400
+MAX_PATH_BYTES = 1024
+MAX_PATH_SEGMENTS = 20
+
+
+class Scope(models.TextChoices):
+    GLOBAL = "global"
+    CHAT = "chat"
+    BRANCH = "branch"
+    FLOOR = "floor"
+    STORE = "store"
+
+
+class MemoryType(models.TextChoices):
+    FACT = "fact"
+    SUMMARY = "summary"
+    OPEN_LOOP = "open_loop"
+    DOCUMENT = "document"
+
+
+class SummaryTier(models.TextChoices):
+    MICRO = "micro"
+    MACRO = "macro"
+
+
+class Status(models.TextChoices):
+    ACTIVE = "active"
+    DEPRECATED = "deprecated"
+
+
+class LifecycleStatus(models.TextChoices):
+    PENDING = "pending"  # awaiting review (extension of spec 003)
+    ACTIVE = "active"
+    COMPACTED = "compacted"
+    DEPRECATED = "deprecated"
+
+
+class ActorFields(models.Model):
+    """Who made a change: an API key, a staff user, a session or a job."""
+
+    actor_type = models.CharField(max_length=16, default="system")
+    actor_api_key_id = models.CharField(max_length=40, null=True, blank=True)
+    actor_user_id = models.IntegerField(null=True, blank=True)
+    actor_session_id = models.CharField(max_length=256, null=True, blank=True)
+    actor_job_id = models.CharField(max_length=40, null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+class MemoryStore(models.Model):
+    id = models.CharField(primary_key=True, max_length=40, default=new_memory_store_id, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memory_stores")
+    name = models.CharField(max_length=255)
+    description = models.CharField(max_length=1024, blank=True, default="")
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    archived_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["workspace", "created_at", "id"], name="store_ws_created")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class MemoryItem(models.Model):
+    id = models.CharField(primary_key=True, max_length=40, default=new_memory_id, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memory_items")
+    scope = models.CharField(max_length=16, choices=Scope.choices)
+    # For branch scope: JSON.stringify([conversation_id, branch_name]); for store
+    # scope: the store id; for chat: the conversation id; for floor: a message id.
+    scope_id = models.CharField(max_length=600, blank=True, default="")
+    type = models.CharField(max_length=16, choices=MemoryType.choices)
+    summary_tier = models.CharField(max_length=8, choices=SummaryTier.choices, null=True, blank=True)
+    content = models.TextField(blank=True, default="")
+    content_sha256 = models.CharField(max_length=64)
+    content_size_bytes = models.PositiveIntegerField(default=0)
+    fact_key = models.CharField(max_length=255, null=True, blank=True)
+    importance = models.FloatField(default=0.5)
+    confidence = models.FloatField(default=1.0)
+    source_floor_id = models.CharField(max_length=64, null=True, blank=True)
+    source_message_id = models.CharField(max_length=64, null=True, blank=True)
+    source_job = models.ForeignKey("MemoryJob", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    lifecycle_status = models.CharField(max_length=16, choices=LifecycleStatus.choices, default=LifecycleStatus.ACTIVE)
+    token_count_estimate = models.PositiveIntegerField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    coverage_start_floor_no = models.PositiveIntegerField(null=True, blank=True)
+    coverage_end_floor_no = models.PositiveIntegerField(null=True, blank=True)
+    derived_from_count = models.PositiveIntegerField(null=True, blank=True)
+    # Store documents (scope "store", type "document").
+    store = models.ForeignKey(MemoryStore, on_delete=models.CASCADE, null=True, blank=True, related_name="memories")
+    path = models.CharField(max_length=1024, null=True, blank=True)
+    # Optimistic concurrency: bumped on every modification.
+    version = models.PositiveIntegerField(default=1)
+    current_version_id = models.CharField(max_length=40, null=True, blank=True)
+    # LangGraph store items: expiry for TTL sweeps.
+    expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["store", "path"], condition=Q(store__isnull=False), name="uniq_memory_store_path"
+            ),
+            models.CheckConstraint(condition=Q(importance__gte=0) & Q(importance__lte=1), name="memory_importance_0_1"),
+            models.CheckConstraint(condition=Q(confidence__gte=0) & Q(confidence__lte=1), name="memory_confidence_0_1"),
+        ]
+        indexes = [
+            models.Index(fields=["workspace", "scope", "scope_id", "lifecycle_status"], name="mem_ws_scope"),
+            models.Index(fields=["workspace", "type", "status"], name="mem_ws_type_status"),
+            models.Index(fields=["workspace", "created_at"], name="mem_ws_created"),
+            models.Index(fields=["workspace", "updated_at"], name="mem_ws_updated"),
+            models.Index(fields=["workspace", "importance"], name="mem_ws_importance"),
+            models.Index(fields=["workspace", "fact_key"], name="mem_ws_fact_key"),
+            models.Index(fields=["workspace", "lifecycle_status", "created_at"], name="mem_ws_lifecycle"),
+            models.Index(fields=["store", "path"], name="mem_store_path"),
+            models.Index(fields=["expires_at"], name="mem_expires_at"),
+        ]
+
+    def __str__(self) -> str:
+        return self.path or self.id
+
+
+class VersionOperation(models.TextChoices):
+    CREATED = "created"
+    MODIFIED = "modified"
+    DELETED = "deleted"
+
+
+class MemoryVersion(ActorFields):
+    """An immutable snapshot, one per create / modify / delete.
+
+    `memory_id` is a plain column, not a foreign key: versions outlive the memory
+    they describe (until redacted or past retention). Content and path live only
+    in their own columns, never inside `attributes`, so redaction can clear them
+    for good.
+    """
+
+    id = models.CharField(primary_key=True, max_length=40, default=new_memory_version_id, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    memory_id = models.CharField(max_length=40, db_index=True)
+    store = models.ForeignKey(MemoryStore, on_delete=models.CASCADE, null=True, blank=True, related_name="versions")
+    operation = models.CharField(max_length=16, choices=VersionOperation.choices)
+    version = models.PositiveIntegerField()
+    content = models.TextField(null=True, blank=True)
+    content_sha256 = models.CharField(max_length=64, null=True, blank=True)
+    content_size_bytes = models.PositiveIntegerField(null=True, blank=True)
+    path = models.CharField(max_length=1024, null=True, blank=True)
+    # The item's other fields at that moment (scope, type, fact_key, importance,
+    # status ...): never content or path.
+    attributes = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    redacted_at = models.DateTimeField(null=True, blank=True)
+    redacted_by_type = models.CharField(max_length=16, null=True, blank=True)
+    redacted_by_api_key_id = models.CharField(max_length=40, null=True, blank=True)
+    redacted_by_user_id = models.IntegerField(null=True, blank=True)
+    redacted_by_session_id = models.CharField(max_length=256, null=True, blank=True)
+    redacted_by_job_id = models.CharField(max_length=40, null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["workspace", "memory_id", "created_at"], name="memver_ws_memory"),
+            models.Index(fields=["store", "created_at", "id"], name="memver_store_created"),
+            models.Index(fields=["operation", "created_at"], name="memver_op_created"),
+        ]
+
+
+class Relation(models.TextChoices):
+    SUPPORTS = "supports"
+    CONTRADICTS = "contradicts"
+    UPDATES = "updates"
+    DERIVED_FROM = "derived_from"
+    COMPACTS = "compacts"
+    RESOLVES = "resolves"
+
+
+class MemoryEdge(models.Model):
+    id = models.CharField(primary_key=True, max_length=40, default=new_edge_id, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    from_item = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, related_name="outgoing_edges")
+    to_item = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, related_name="incoming_edges")
+    relation = models.CharField(max_length=16, choices=Relation.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["from_item", "to_item", "relation"], name="uniq_memory_edge"),
+        ]
+        indexes = [models.Index(fields=["workspace", "created_at"], name="edge_ws_created")]
+
+
+class JobKind(models.TextChoices):
+    EXTRACT = "extract"
+    COMPACT = "compact"
+    REBUILD = "rebuild"
+    MAINTENANCE = "maintenance"
+
+
+class JobStatus(models.TextChoices):
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class MemoryJob(models.Model):
+    id = models.CharField(primary_key=True, max_length=40, default=new_job_id, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memory_jobs", null=True, blank=True)
+    kind = models.CharField(max_length=16, choices=JobKind.choices)
+    scope = models.CharField(max_length=16, choices=Scope.choices, null=True, blank=True)
+    scope_id = models.CharField(max_length=600, blank=True, default="")
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.PENDING)
+    cancel_requested = models.BooleanField(default=False)
+    attempts = models.PositiveIntegerField(default=0)
+    max_attempts = models.PositiveIntegerField(default=5)
+    # Ids and floor numbers only: a job's payload never carries memory content,
+    # so redaction has nothing to chase here.
+    payload = models.JSONField(default=dict, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True, default="")
+    provider = models.CharField(max_length=64, blank=True, default="")
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            # Never two queued extractions for one scope: appends coalesce into one.
+            models.UniqueConstraint(
+                fields=["workspace", "kind", "scope", "scope_id"],
+                condition=Q(status="pending"),
+                name="uniq_pending_job_per_scope",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["workspace", "status", "created_at"], name="job_ws_status"),
+            models.Index(fields=["workspace", "scope", "scope_id"], name="job_ws_scope"),
+        ]
+
+
+class ScopeState(models.Model):
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="scope_states")
+    scope = models.CharField(max_length=16, choices=Scope.choices)
+    scope_id = models.CharField(max_length=600)
+    conversation = models.ForeignKey(
+        "conversations.Conversation", on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    last_processed_floor_no = models.PositiveIntegerField(default=0)
+    pending_floors = models.PositiveIntegerField(default=0)
+    pending_tokens = models.PositiveIntegerField(default=0)
+    dirty = models.BooleanField(default=False)
+    item_count = models.PositiveIntegerField(default=0)
+    token_total = models.PositiveIntegerField(default=0)
+    micro_count = models.PositiveIntegerField(default=0)
+    last_extracted_at = models.DateTimeField(null=True, blank=True)
+    last_compacted_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "scope", "scope_id"], name="uniq_scope_state"),
+        ]
+        indexes = [models.Index(fields=["workspace", "dirty"], name="scope_ws_dirty")]

@@ -1,0 +1,267 @@
+"""Settings for the memory service, read from the environment only.
+
+Every variable has a safe default for the embedded mode (`make run`): SQLite and
+a file-system Celery broker under `var/`, DEBUG off. Production sets
+`DATABASE_URL`, `CELERY_BROKER_URL` and `SECRET_KEY` (see `.env.example`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("MEMORY_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    return default if value in (None, "") else int(value)
+
+
+def env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    return default if value in (None, "") else float(value)
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+DEBUG = env_bool("DEBUG", False)
+# Production is whatever runs against an explicit database; the embedded mode may
+# use a generated per-checkout secret, production must bring its own.
+EMBEDDED = "DATABASE_URL" not in os.environ
+
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not EMBEDDED and not DEBUG and not env_bool("MEMORY_ALLOW_GENERATED_SECRET", False):
+        raise ImproperlyConfigured("SECRET_KEY must be set when DATABASE_URL is set.")
+    secret_file = VAR_DIR / "secret_key"
+    if not secret_file.exists():
+        import secrets
+
+        secret_file.write_text(secrets.token_urlsafe(50))
+        secret_file.chmod(0o600)
+    SECRET_KEY = secret_file.read_text().strip()
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "accounts",
+    "conversations",
+    "memories",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "memory_project.urls"
+WSGI_APPLICATION = "memory_project.wsgi.application"
+ASGI_APPLICATION = "memory_project.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -----------------------------------------------------------------
+if EMBEDDED:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": os.environ.get("SQLITE_PATH", str(VAR_DIR / "memory.sqlite3")),
+            "OPTIONS": {
+                # IMMEDIATE takes the write lock at BEGIN, so two writers queue on
+                # the busy timeout instead of failing with "database is locked"
+                # when a read transaction tries to upgrade.
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 20,
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
+        }
+    }
+else:
+    DATABASES = {
+        "default": dj_database_url.parse(
+            os.environ["DATABASE_URL"], conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
+        )
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cache (throttling) -------------------------------------------------------
+CACHE_URL = os.environ.get("CACHE_URL", "")
+if CACHE_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "memory-service"}}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "staticfiles"))
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+# Static files are served by WhiteNoise in every mode; in the embedded mode and in
+# tests they are found straight from the apps, so no collectstatic is needed.
+WHITENOISE_USE_FINDERS = env_bool("WHITENOISE_USE_FINDERS", True)
+WHITENOISE_AUTOREFRESH = DEBUG
+
+# --- Request size -------------------------------------------------------------
+# A message may hold up to 50 MB of serialized content; leave room for the
+# envelope. Larger bodies are refused before they are parsed.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 52 * 1024 * 1024 + 64 * 1024)
+
+# --- REST framework -----------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["accounts.permissions.HasWorkspaceKey"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "memory_project.api.exception_handler",
+    "UNAUTHENTICATED_USER": None,
+    "DEFAULT_THROTTLE_CLASSES": ["accounts.throttling.ApiKeyRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"api_key": os.environ.get("API_RATE_LIMIT", "6000/min")},
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Memory service API",
+    "DESCRIPTION": "Conversations, memories and memory stores for AI agents.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": r"/v1",
+    # The schema and its doc pages are public; every API route still needs a key.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SERVE_AUTHENTICATION": [],
+}
+
+# --- Celery -------------------------------------------------------------------
+BROKER_DIR = VAR_DIR / "broker"
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
+CELERY_BROKER_TRANSPORT_OPTIONS = (
+    {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "store_processed": False,
+    }
+    if CELERY_BROKER_URL.startswith("filesystem")
+    else {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
+)
+if CELERY_BROKER_URL.startswith("filesystem"):
+    for sub in ("queue", "processed"):
+        (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+# LLM work is slow and uneven: one task at a time per worker process keeps a long
+# extraction from holding back prefetched short ones.
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_TIMEZONE = "UTC"
+
+# --- The memory pipeline ------------------------------------------------------
+MEMORY_EXTRACT_MIN_FLOORS = env_int("MEMORY_EXTRACT_MIN_FLOORS", 6)
+MEMORY_EXTRACT_MIN_TOKENS = env_int("MEMORY_EXTRACT_MIN_TOKENS", 1500)
+MEMORY_EXTRACT_BATCH_FLOORS = env_int("MEMORY_EXTRACT_BATCH_FLOORS", 50)
+MEMORY_COMPACT_MIN_MICROS = env_int("MEMORY_COMPACT_MIN_MICROS", 8)
+MEMORY_VERSION_RETENTION_DAYS = env_int("MEMORY_VERSION_RETENTION_DAYS", 30)
+MEMORY_CONVERSATION_EXPIRE_DAYS = env_int("MEMORY_CONVERSATION_EXPIRE_DAYS", 0)  # 0 = never
+MEMORY_MAINTENANCE_INTERVAL_SECONDS = env_int("MEMORY_MAINTENANCE_INTERVAL_SECONDS", 600)
+
+# Language model: "offline" (default, no network), "openai" (any OpenAI-compatible
+# endpoint) or "anthropic".
+LLM_PROVIDER = os.environ.get("LLM_PROVIDER", "offline")
+LLM_MODEL = os.environ.get("LLM_MODEL", "")
+LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "")
+LLM_API_KEY = os.environ.get("LLM_API_KEY", "")
+LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 60.0)
+LLM_MAX_RETRIES = min(env_int("LLM_MAX_RETRIES", 4), 5)
+EMBEDDING_PROVIDER = os.environ.get("EMBEDDING_PROVIDER", "")
+EMBEDDING_MODEL = os.environ.get("EMBEDDING_MODEL", "")
+
+# --- Security -----------------------------------------------------------------
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not EMBEDDED)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not EMBEDDED)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+if env_bool("USE_X_FORWARDED_PROTO", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

@@ -1,0 +1,29 @@
+from django.contrib import admin
+from django.http import JsonResponse
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from memory_project.api import error_body
+from memory_project.views import healthz
+
+api_patterns = [
+    path("", include("conversations.urls")),
+    path("", include("memories.urls")),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
+]
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("v1/", include(api_patterns)),
+    path("healthz", healthz, name="healthz"),
+]
+
+
+def handler404(request, exception=None):
+    return JsonResponse(error_body("not_found_error", f"No route for {request.path}."), status=404)
+
+
+def handler500(request):
+    return JsonResponse(error_body("api_error", "Internal server error."), status=500)
