@@ -49,7 +49,7 @@ test-sqlite: venv
 
 test-postgres: venv
 	DATABASE_URL=$(PG_URL) SECRET_KEY=test-only-secret-key-not-for-production \
-	CELERY_BROKER_URL=$(REDIS_URL)/14 CACHE_URL=$(REDIS_URL)/13 \
+	CELERY_BROKER_URL=$(REDIS_URL)/15 CACHE_URL=$(REDIS_URL)/0 \
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -p no:cacheprovider $(PYTEST_ARGS)
 
 bench: venv
