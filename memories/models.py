@@ -180,6 +180,9 @@ class MemoryVersion(ActorFields):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        # Redaction destroys content for good, so it is granted apart from the
+        # ordinary change permission: a reviewer may deprecate but not redact.
+        permissions = [("redact_memoryversion", "Can redact memory versions")]
         indexes = [
             models.Index(fields=["workspace", "memory_id", "created_at"], name="memver_ws_memory"),
             models.Index(fields=["store", "created_at", "id"], name="memver_store_created"),
@@ -289,3 +292,15 @@ class ScopeState(models.Model):
             models.UniqueConstraint(fields=["workspace", "scope", "scope_id"], name="uniq_scope_state"),
         ]
         indexes = [models.Index(fields=["workspace", "dirty"], name="scope_ws_dirty")]
+
+
+class ReviewItem(MemoryItem):
+    """The review queue: pending memories of workspaces that require review.
+
+    A proxy, so the queue has its own admin page and its own permissions
+    (a reviewer can be given the queue without the whole memory table)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "review queue item"
+        verbose_name_plural = "review queue"
