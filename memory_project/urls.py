@@ -25,5 +25,4 @@ def handler404(request, exception=None):
     return JsonResponse(error_body("not_found_error", f"No route for {request.path}."), status=404)
 
 
-def handler500(request):
-    return JsonResponse(error_body("api_error", "Internal server error."), status=500)
+handler500 = "memory_project.middleware.server_error"

@@ -1,0 +1,108 @@
+"""Request guards that must act before (or outside) DRF.
+
+- A body announced larger than `DATA_UPLOAD_MAX_MEMORY_SIZE` is answered 413
+  in the API's error shape before anything reads it (DRF reads the stream
+  itself and would never raise Django's `RequestDataTooBig`).
+- A path or query string carrying NUL or undecodable bytes is answered 400:
+  such a value cannot be stored or even compared in PostgreSQL, and would
+  otherwise surface as a 500 from the database driver.
+- On the paths DRF does not handle (admin, health check), a dropped database
+  connection is answered 503 with `Retry-After`, like the API's own handler.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+from urllib.parse import unquote_to_bytes
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from memory_project.api import error_body
+
+logger = logging.getLogger(__name__)
+
+RETRY_AFTER_SECONDS = "1"
+
+
+def database_unavailable_response() -> JsonResponse:
+    response = JsonResponse(
+        error_body("overloaded_error", "The database is temporarily unavailable; retry the request."), status=503
+    )
+    response["Retry-After"] = RETRY_AFTER_SECONDS
+    return response
+
+
+def too_large_response(limit: int) -> JsonResponse:
+    return JsonResponse(error_body("invalid_request_error", f"Request body is larger than {limit} bytes."), status=413)
+
+
+def _query_is_unstorable(query: str) -> bool:
+    """NUL or invalid UTF-8 in the raw query string (Django would silently turn
+    the latter into U+FFFD, and the former reaches the database driver)."""
+    raw = unquote_to_bytes(query.replace("+", " "))
+    if b"\x00" in raw:
+        return True
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+class RequestGuardMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        refused = self._refuse(request)
+        if refused is not None:
+            return refused
+        return self.get_response(request)
+
+    def _refuse(self, request: HttpRequest) -> HttpResponse | None:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        raw_length = request.META.get("CONTENT_LENGTH") or "0"
+        try:
+            length = int(raw_length)
+        except ValueError:
+            return JsonResponse(error_body("invalid_request_error", "Content-Length is not a number."), status=400)
+        if length < 0:
+            return JsonResponse(error_body("invalid_request_error", "Content-Length is negative."), status=400)
+        if limit is not None and length > limit:
+            return too_large_response(limit)
+        if "\x00" in request.path:
+            return JsonResponse(
+                error_body("invalid_request_error", "The path contains NUL or invalid UTF-8."), status=400
+            )
+        query = request.META.get("QUERY_STRING", "")
+        if query and _query_is_unstorable(query):
+            return JsonResponse(
+                error_body("invalid_request_error", "The query string contains NUL or invalid UTF-8."), status=400
+            )
+        return None
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, RequestDataTooBig):
+            return too_large_response(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+        if isinstance(exception, (OperationalError, InterfaceError)):
+            logger.warning("database unavailable during request: %s", exception.__class__.__name__)
+            return database_unavailable_response()
+        return None
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """`handler500`: an exception that escaped every view and middleware.
+
+    Runs inside Django's exception handling, so the exception is still current:
+    a lost database connection becomes a retryable 503, anything else a 500 in
+    the error shape (never a traceback or HTML page).
+    """
+    exc = sys.exc_info()[1]
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        return database_unavailable_response()
+    return JsonResponse(error_body("api_error", "Internal server error."), status=500)
