@@ -1,0 +1,299 @@
+"""Reads of conversations, branches and messages, always scoped to a workspace.
+
+The memory pipeline and context assembly read through these functions:
+
+- `conversation_get(workspace=, external_id=)` / `conversation_get_or_404(...)`
+- `branch_get(conversation=, name=)` / `branch_get_or_404(...)`
+- `branch_messages(branch=, after_floor_no=, until_floor_no=, ...)`: the messages
+  a branch shows, inherited parent segments included, in floor order.
+- `conversation_list(workspace=, filters=, order=, limit=, after=, before=)`
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Q
+
+from accounts.models import Workspace
+from conversations.filters import ConversationFilterSet
+from conversations.models import MAIN_BRANCH, Branch, Conversation, Message
+from memory_project.errors import NotFoundError, ValidationError
+
+# A fork of a fork of a fork...: reading walks the parent chain; this bounds the
+# walk (and the number of per-segment queries a page can cost).
+MAX_BRANCH_DEPTH = 32
+
+
+def conversation_get(*, workspace: Workspace, external_id: str) -> Conversation | None:
+    return Conversation.objects.filter(workspace=workspace, external_id=external_id).first()
+
+
+def conversation_get_or_404(*, workspace: Workspace, external_id: str) -> Conversation:
+    conversation = conversation_get(workspace=workspace, external_id=external_id)
+    if conversation is None:
+        raise NotFoundError(f"Conversation '{external_id}' not found.")
+    return conversation
+
+
+def branch_get(*, conversation: Conversation, name: str = MAIN_BRANCH) -> Branch | None:
+    return Branch.objects.filter(conversation=conversation, name=name).first()
+
+
+def branch_get_or_404(*, conversation: Conversation, name: str = MAIN_BRANCH) -> Branch:
+    branch = branch_get(conversation=conversation, name=name)
+    if branch is None:
+        raise NotFoundError(f"Branch '{name}' not found in conversation '{conversation.external_id}'.")
+    return branch
+
+
+def branch_list(*, conversation: Conversation) -> list[Branch]:
+    return list(conversation.branches.select_related("parent").order_by("created_at", "id"))
+
+
+def message_get_or_404(*, conversation: Conversation, message_id: str) -> Message:
+    message = Message.objects.filter(conversation=conversation, pk=message_id).select_related("branch").first()
+    if message is None:
+        raise NotFoundError(f"Message '{message_id}' not found in conversation '{conversation.external_id}'.")
+    return message
+
+
+# --- Branch visibility ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Segment:
+    """The floors `(low, high]` of one branch that a reader of some branch sees."""
+
+    branch_id: str
+    branch_name: str
+    low: int  # exclusive
+    high: int | None  # inclusive; None = unbounded
+
+
+@dataclass
+class BranchView:
+    """A branch with the chain of segments it shows, oldest floors first."""
+
+    branch: Branch
+    segments: list[Segment] = field(default_factory=list)
+
+    @property
+    def branch_names(self) -> dict[str, str]:
+        return {segment.branch_id: segment.branch_name for segment in self.segments}
+
+    def shows(self, message: Message) -> bool:
+        for segment in self.segments:
+            if message.branch_id == segment.branch_id:
+                return message.floor_no > segment.low and (segment.high is None or message.floor_no <= segment.high)
+        return False
+
+
+def branch_view(*, branch: Branch) -> BranchView:
+    """Resolve the parent chain of `branch` into floor segments.
+
+    A fork at floor F of its parent starts its own floors at F+1, so the
+    segments' floor ranges never overlap and floor order is reading order.
+    One query per ancestor (forks are rarely more than a level or two deep).
+    """
+    segments: list[Segment] = []
+    current: Branch | None = branch
+    high: int | None = None
+    depth = 0
+    while current is not None and depth < MAX_BRANCH_DEPTH:
+        low = (current.fork_floor_no or 0) if current.parent_id else 0
+        if high is None or high > low:
+            segments.append(Segment(branch_id=current.pk, branch_name=current.name, low=low, high=high))
+        if current.parent_id is None:
+            break
+        fork = current.fork_floor_no or 0
+        high = fork if high is None else min(high, fork)
+        current = Branch.objects.filter(pk=current.parent_id).first()
+        depth += 1
+    segments.reverse()
+    return BranchView(branch=branch, segments=segments)
+
+
+def branch_messages(
+    *,
+    branch: Branch | BranchView,
+    after_floor_no: int | None = None,
+    before_floor_no: int | None = None,
+    until_floor_no: int | None = None,
+    limit: int | None = None,
+    order: str = "asc",
+) -> list[Message]:
+    """The messages `branch` shows (its parents' up to each fork, then its own).
+
+    `after_floor_no` / `before_floor_no` are exclusive bounds, `until_floor_no`
+    an inclusive upper bound; `order` is "asc" (oldest first) or "desc". Each
+    segment is one keyset query on the (branch, floor_no) unique index, so a
+    page costs the same at any depth.
+    """
+    view = branch if isinstance(branch, BranchView) else branch_view(branch=branch)
+    upper = before_floor_no - 1 if before_floor_no is not None else None
+    if until_floor_no is not None:
+        upper = until_floor_no if upper is None else min(upper, until_floor_no)
+    lower = after_floor_no or 0
+
+    segments = view.segments if order == "asc" else list(reversed(view.segments))
+    results: list[Message] = []
+    for segment in segments:
+        remaining = None if limit is None else limit - len(results)
+        if remaining is not None and remaining <= 0:
+            break
+        low = max(segment.low, lower)
+        high = segment.high if upper is None else (upper if segment.high is None else min(segment.high, upper))
+        if high is not None and high <= low:
+            continue
+        qs = Message.objects.filter(branch_id=segment.branch_id, floor_no__gt=low)
+        if high is not None:
+            qs = qs.filter(floor_no__lte=high)
+        qs = qs.order_by("floor_no" if order == "asc" else "-floor_no")
+        if remaining is not None:
+            qs = qs[:remaining]
+        results.extend(qs)
+    return results
+
+
+@dataclass
+class MessagePage:
+    messages: list[Message]
+    next_cursor: str | None
+    previous_cursor: str | None
+    branch_names: dict[str, str]
+
+
+def message_page(
+    *,
+    workspace: Workspace,
+    external_id: str,
+    branch_name: str = MAIN_BRANCH,
+    limit: int = 20,
+    order: str = "asc",
+    after: str | None = None,
+    before: str | None = None,
+) -> MessagePage:
+    """One page of a conversation's messages (spec 000 `get_messages`).
+
+    Cursors are message ids and exclusive: `after` continues in the reading
+    direction, `before` goes back. `next_cursor` is set when more messages
+    follow the page in the reading direction, `previous_cursor` when some
+    precede it. An unknown conversation reads as an empty page; an unknown
+    branch of an existing conversation is a 404; a cursor id that is not a
+    message this branch shows is a 400.
+    """
+    if after and before:
+        raise ValidationError("after and before are mutually exclusive.")
+    empty = MessagePage(messages=[], next_cursor=None, previous_cursor=None, branch_names={})
+    conversation = conversation_get(workspace=workspace, external_id=external_id)
+    if conversation is None:
+        return empty
+    view = branch_view(branch=branch_get_or_404(conversation=conversation, name=branch_name))
+
+    cursor_id = after or before
+    cursor_floor: int | None = None
+    if cursor_id:
+        cursor = Message.objects.filter(conversation=conversation, pk=cursor_id).only("branch_id", "floor_no").first()
+        if cursor is None or not view.shows(cursor):
+            param = "after" if after else "before"
+            raise ValidationError(f"{param}: message '{cursor_id}' is not a message of branch '{branch_name}'.")
+        cursor_floor = cursor.floor_no
+
+    # Moving "forward" in the reading order is ascending floors for asc.
+    forward = before is None
+    ascending = (order == "asc") == forward
+    bound: dict[str, Any] = {}
+    if cursor_floor is not None:
+        bound = {"after_floor_no": cursor_floor} if ascending else {"before_floor_no": cursor_floor}
+    rows = branch_messages(branch=view, limit=limit + 1, order="asc" if ascending else "desc", **bound)
+    has_more = len(rows) > limit
+    rows = rows[:limit]
+    if not forward:
+        rows.reverse()
+
+    first_id = rows[0].pk if rows else None
+    last_id = rows[-1].pk if rows else None
+    if forward:
+        next_cursor = last_id if has_more else None
+        # The cursor message itself precedes the page.
+        previous_cursor = first_id if cursor_floor is not None else None
+    else:
+        previous_cursor = first_id if has_more else None
+        next_cursor = last_id
+    return MessagePage(
+        messages=rows, next_cursor=next_cursor, previous_cursor=previous_cursor, branch_names=view.branch_names
+    )
+
+
+# --- Conversation lists ---------------------------------------------------------
+
+
+def encode_conversation_cursor(conversation: Conversation) -> str:
+    raw = json.dumps([conversation.last_message_at.isoformat(), conversation.pk], separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_conversation_cursor(cursor: str, *, param: str) -> tuple[datetime, int]:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        stamp, pk = json.loads(base64.urlsafe_b64decode(padded.encode()).decode())
+        moment = datetime.fromisoformat(stamp)
+        if not isinstance(pk, int) or moment.tzinfo is None:
+            raise ValueError
+    except (ValueError, TypeError, binascii.Error, UnicodeError):
+        raise ValidationError(f"{param}: not a cursor this API returned.")
+    return moment, pk
+
+
+@dataclass
+class ConversationPage:
+    conversations: list[Conversation]
+    next_cursor: str | None
+    previous_cursor: str | None
+
+
+def conversation_list(
+    *,
+    workspace: Workspace,
+    filters: Mapping[str, Any] | None = None,
+    order: str = "desc",
+    limit: int = 20,
+    after: str | None = None,
+    before: str | None = None,
+) -> ConversationPage:
+    """Conversations ordered by `last_message_at` (then id), keyset-paged.
+
+    `last_message_at` is the time of the newest message, or the creation time
+    while a conversation has none, so every row has a sort key. Cursors are
+    opaque (`next_cursor` -> `after`, `previous_cursor` -> `before`). One query.
+    """
+    if after and before:
+        raise ValidationError("after and before are mutually exclusive.")
+    qs = ConversationFilterSet(filters or {}, queryset=Conversation.objects.filter(workspace=workspace)).qs
+    forward = before is None
+    descending = (order == "desc") == forward
+    cursor = after or before
+    if cursor:
+        moment, pk = decode_conversation_cursor(cursor, param="after" if after else "before")
+        if descending:
+            qs = qs.filter(Q(last_message_at__lt=moment) | Q(last_message_at=moment, pk__lt=pk))
+        else:
+            qs = qs.filter(Q(last_message_at__gt=moment) | Q(last_message_at=moment, pk__gt=pk))
+    ordering = ("-last_message_at", "-pk") if descending else ("last_message_at", "pk")
+    rows = list(qs.order_by(*ordering)[: limit + 1])
+    has_more = len(rows) > limit
+    rows = rows[:limit]
+    if not forward:
+        rows.reverse()
+    first = encode_conversation_cursor(rows[0]) if rows else None
+    last = encode_conversation_cursor(rows[-1]) if rows else None
+    if forward:
+        return ConversationPage(rows, next_cursor=last if has_more else None, previous_cursor=first if cursor else None)
+    return ConversationPage(rows, next_cursor=last, previous_cursor=first if has_more else None)

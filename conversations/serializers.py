@@ -1,0 +1,152 @@
+"""Input and output serializers of the conversations API.
+
+Timestamps are integer milliseconds since the epoch (spec 000's `createdAt`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from rest_framework import serializers
+
+from conversations.models import MAIN_BRANCH, Branch, Conversation, Message, Role
+
+
+def epoch_ms(value: datetime | None) -> int | None:
+    return None if value is None else int(value.timestamp() * 1000)
+
+
+class EpochMsField(serializers.Field):
+    def to_representation(self, value: datetime | None) -> int | None:
+        return epoch_ms(value)
+
+
+class AnyJSONField(serializers.JSONField):
+    """JSON of any type; the service decides which types are allowed."""
+
+
+class StrictIntegerField(serializers.IntegerField):
+    default_error_messages = {"invalid": "must be an integer."}
+
+
+# --- Inputs ---------------------------------------------------------------------
+
+
+class _PagingInputSerializer(serializers.Serializer):
+    limit = StrictIntegerField(required=False, default=20, min_value=1, max_value=100)
+    order = serializers.ChoiceField(choices=["asc", "desc"], required=False)
+    after = serializers.CharField(required=False, max_length=512)
+    before = serializers.CharField(required=False, max_length=512)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs.get("after") and attrs.get("before"):
+            raise serializers.ValidationError("after and before are mutually exclusive.")
+        return attrs
+
+
+class MessageListInputSerializer(_PagingInputSerializer):
+    branch = serializers.CharField(required=False, default=MAIN_BRANCH, max_length=128)
+    format = serializers.ChoiceField(choices=["anthropic", "openai"], required=False)
+
+
+class ConversationListInputSerializer(_PagingInputSerializer):
+    user_id = serializers.CharField(required=False, max_length=256)
+    source = serializers.CharField(required=False, max_length=40)
+
+
+class MessageAppendInputSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=Role.choices)
+    content = AnyJSONField()
+    metadata = serializers.DictField(required=False, allow_empty=True)
+    user_id = serializers.CharField(required=False, allow_null=True, max_length=256)
+    branch = serializers.CharField(required=False, default=MAIN_BRANCH, max_length=128)
+
+
+class MessageUpdateInputSerializer(serializers.Serializer):
+    content = AnyJSONField(required=False)
+    metadata = serializers.DictField(required=False, allow_empty=True)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs:
+            raise serializers.ValidationError("give content and/or metadata to update.")
+        return attrs
+
+
+class ConversationCreateInputSerializer(serializers.Serializer):
+    conversation_id = serializers.CharField(trim_whitespace=False, max_length=256)
+    user_id = serializers.CharField(required=False, allow_null=True, max_length=256)
+    metadata = serializers.DictField(required=False, allow_empty=True)
+
+
+class ConversationUpdateInputSerializer(serializers.Serializer):
+    metadata = serializers.DictField(required=False, allow_empty=True)
+    user_id = serializers.CharField(required=False, allow_null=True, max_length=256)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs:
+            raise serializers.ValidationError("give metadata and/or user_id to update.")
+        return attrs
+
+
+class BranchCreateInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=128, trim_whitespace=False)
+    from_message_id = serializers.CharField(max_length=64)
+
+
+# --- Outputs --------------------------------------------------------------------
+
+
+class ConversationOutputSerializer(serializers.ModelSerializer):
+    conversation_id = serializers.CharField(source="external_id")
+    created_at = EpochMsField()
+    last_message_at = EpochMsField()
+
+    class Meta:
+        model = Conversation
+        fields = ["conversation_id", "user_id", "created_at", "last_message_at", "message_count", "metadata", "source"]
+
+
+class MessageOutputSerializer(serializers.ModelSerializer):
+    """Needs `conversation_id` and `branch_names` ({branch pk: name}) in the context,
+    so a page of messages costs no query per row."""
+
+    message_id = serializers.CharField(source="id")
+    conversation_id = serializers.SerializerMethodField()
+    branch = serializers.SerializerMethodField()
+    created_at = EpochMsField()
+    updated_at = EpochMsField()
+
+    class Meta:
+        model = Message
+        fields = [
+            "id",
+            "message_id",
+            "conversation_id",
+            "branch",
+            "floor_no",
+            "role",
+            "content",
+            "metadata",
+            "created_at",
+            "updated_at",
+        ]
+
+    def get_conversation_id(self, message: Message) -> str:
+        return self.context["conversation_id"]
+
+    def get_branch(self, message: Message) -> str:
+        names = self.context.get("branch_names") or {}
+        return names.get(message.branch_id) or message.branch.name
+
+
+class BranchOutputSerializer(serializers.ModelSerializer):
+    parent = serializers.SerializerMethodField()
+    created_at = EpochMsField()
+
+    class Meta:
+        model = Branch
+        fields = ["id", "name", "parent", "fork_message_id", "fork_floor_no", "created_at"]
+
+    def get_parent(self, branch: Branch) -> str | None:
+        return branch.parent.name if branch.parent_id else None

@@ -1,0 +1,223 @@
+"""The conversations API (`/v1/conversations...`): thin views over services and selectors.
+
+A conversation is addressed by the caller's own id, percent-encoded into the
+path; see `services.validate_conversation_id` for what it may contain.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.settings import APISettings
+from rest_framework.viewsets import GenericViewSet
+
+from conversations import formats, selectors, services
+from conversations.serializers import (
+    BranchCreateInputSerializer,
+    BranchOutputSerializer,
+    ConversationCreateInputSerializer,
+    ConversationListInputSerializer,
+    ConversationOutputSerializer,
+    ConversationUpdateInputSerializer,
+    MessageAppendInputSerializer,
+    MessageListInputSerializer,
+    MessageOutputSerializer,
+    MessageUpdateInputSerializer,
+)
+from memory_project.api import request_workspace
+from memory_project.errors import ValidationError
+
+
+def _raw_path(request: Request) -> str:
+    """The request path as the client sent it, before the server decoded it, when known."""
+    meta = request.META
+    raw = meta.get("RAW_URI") or meta.get("REQUEST_URI")  # gunicorn / uWSGI
+    if raw is None:
+        scope = getattr(request._request, "scope", None)  # ASGI servers
+        raw_bytes = scope.get("raw_path") if isinstance(scope, dict) else None
+        raw = raw_bytes.decode("latin-1") if isinstance(raw_bytes, bytes) else ""
+    return raw.split("?", 1)[0]
+
+
+class ConversationScopedViewSet(GenericViewSet):
+    """Base for routes under `/conversations/{conversation_id}`."""
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        # WSGI servers decode %2F before routing, so `a%2Fb` would otherwise be
+        # routed as two segments; the raw path shows what the client meant.
+        if "%2f" in _raw_path(request).lower():
+            raise ValidationError("conversation_id: must not contain '/' (it cannot travel in a URL path segment).")
+        if "conversation_id" in kwargs:
+            services.validate_conversation_id(kwargs["conversation_id"])
+
+
+def _input(serializer_class: type, data: Any) -> dict[str, Any]:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+def _message_data(messages: list, *, conversation_id: str, branch_names: dict[str, str] | None = None) -> Any:
+    context = {"conversation_id": conversation_id, "branch_names": branch_names or {}}
+    return MessageOutputSerializer(messages, many=True, context=context).data
+
+
+class ConversationViewSet(ConversationScopedViewSet):
+    serializer_class = ConversationOutputSerializer
+
+    @extend_schema(parameters=[ConversationListInputSerializer])
+    def list(self, request: Request) -> Response:
+        params = _input(ConversationListInputSerializer, request.query_params)
+        filters = {key: params[key] for key in ("user_id", "source") if key in params}
+        page = selectors.conversation_list(
+            workspace=request_workspace(request),
+            filters=filters,
+            order=params.get("order") or "desc",
+            limit=params["limit"],
+            after=params.get("after"),
+            before=params.get("before"),
+        )
+        return Response(
+            {
+                "data": ConversationOutputSerializer(page.conversations, many=True).data,
+                "meta": {"next_cursor": page.next_cursor, "previous_cursor": page.previous_cursor},
+            }
+        )
+
+    @extend_schema(request=ConversationCreateInputSerializer)
+    def create(self, request: Request) -> Response:
+        params = _input(ConversationCreateInputSerializer, request.data)
+        conversation = services.conversation_create(
+            workspace=request_workspace(request),
+            external_id=params["conversation_id"],
+            user_id=params.get("user_id"),
+            metadata=params.get("metadata"),
+        )
+        return Response({"data": ConversationOutputSerializer(conversation).data}, status=status.HTTP_201_CREATED)
+
+    def retrieve(self, request: Request, conversation_id: str) -> Response:
+        conversation = selectors.conversation_get_or_404(
+            workspace=request_workspace(request), external_id=conversation_id
+        )
+        return Response({"data": ConversationOutputSerializer(conversation).data})
+
+    @extend_schema(request=ConversationUpdateInputSerializer)
+    def partial_update(self, request: Request, conversation_id: str) -> Response:
+        params = _input(ConversationUpdateInputSerializer, request.data)
+        conversation = services.conversation_update(
+            workspace=request_workspace(request),
+            external_id=conversation_id,
+            metadata=params.get("metadata", services.UNSET),
+            user_id=params.get("user_id", services.UNSET),
+        )
+        return Response({"data": ConversationOutputSerializer(conversation).data})
+
+    def destroy(self, request: Request, conversation_id: str) -> Response:
+        services.conversation_delete(workspace=request_workspace(request), external_id=conversation_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class _MessageFormatNegotiation(DefaultContentNegotiation):
+    """`?format=` names a message format here (anthropic|openai), not a renderer."""
+
+    settings = APISettings(user_settings={"URL_FORMAT_OVERRIDE": None})
+
+
+class MessageViewSet(ConversationScopedViewSet):
+    serializer_class = MessageOutputSerializer
+    content_negotiation_class = _MessageFormatNegotiation
+
+    @extend_schema(parameters=[MessageListInputSerializer])
+    def list(self, request: Request, conversation_id: str) -> Response:
+        params = _input(MessageListInputSerializer, request.query_params)
+        page = selectors.message_page(
+            workspace=request_workspace(request),
+            external_id=conversation_id,
+            branch_name=params["branch"],
+            limit=params["limit"],
+            order=params.get("order") or "asc",
+            after=params.get("after"),
+            before=params.get("before"),
+        )
+        data: Any = _message_data(page.messages, conversation_id=conversation_id, branch_names=page.branch_names)
+        if params.get("format") == "anthropic":
+            data = formats.to_anthropic(data)
+        elif params.get("format") == "openai":
+            data = formats.to_openai(data)
+        return Response(
+            {"data": data, "meta": {"next_cursor": page.next_cursor, "previous_cursor": page.previous_cursor}}
+        )
+
+    @extend_schema(
+        request=MessageAppendInputSerializer,
+        parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=False)],
+    )
+    def create(self, request: Request, conversation_id: str) -> Response:
+        params = _input(MessageAppendInputSerializer, request.data)
+        result = services.message_append(
+            workspace=request_workspace(request),
+            external_id=conversation_id,
+            role=params["role"],
+            content=params["content"],
+            metadata=params.get("metadata"),
+            user_id=params.get("user_id"),
+            branch=params["branch"],
+            idempotency_key=request.headers.get("Idempotency-Key"),
+        )
+        body = MessageOutputSerializer(
+            result.message,
+            context={"conversation_id": conversation_id, "branch_names": {result.message.branch_id: result.branch_name}},
+        ).data
+        if result.created:
+            return Response({"data": body}, status=status.HTTP_201_CREATED)
+        return Response({"data": body}, status=status.HTTP_200_OK, headers={"Idempotent-Replayed": "true"})
+
+    def clear(self, request: Request, conversation_id: str) -> Response:
+        workspace = request_workspace(request)
+        deleted = services.messages_clear(workspace=workspace, external_id=conversation_id)
+        conversation = selectors.conversation_get_or_404(workspace=workspace, external_id=conversation_id)
+        return Response({"data": ConversationOutputSerializer(conversation).data, "meta": {"deleted_count": deleted}})
+
+    @extend_schema(request=MessageUpdateInputSerializer)
+    def partial_update(self, request: Request, conversation_id: str, message_id: str) -> Response:
+        params = _input(MessageUpdateInputSerializer, request.data)
+        message = services.message_update(
+            workspace=request_workspace(request),
+            external_id=conversation_id,
+            message_id=message_id,
+            content=params.get("content", services.UNSET),
+            metadata=params.get("metadata", services.UNSET),
+        )
+        return Response({"data": MessageOutputSerializer(message, context={"conversation_id": conversation_id}).data})
+
+    def destroy(self, request: Request, conversation_id: str, message_id: str) -> Response:
+        services.message_delete(workspace=request_workspace(request), external_id=conversation_id, message_id=message_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class BranchViewSet(ConversationScopedViewSet):
+    serializer_class = BranchOutputSerializer
+
+    def list(self, request: Request, conversation_id: str) -> Response:
+        conversation = selectors.conversation_get_or_404(
+            workspace=request_workspace(request), external_id=conversation_id
+        )
+        branches = selectors.branch_list(conversation=conversation)
+        return Response({"data": BranchOutputSerializer(branches, many=True).data})
+
+    @extend_schema(request=BranchCreateInputSerializer)
+    def create(self, request: Request, conversation_id: str) -> Response:
+        params = _input(BranchCreateInputSerializer, request.data)
+        branch = services.branch_create(
+            workspace=request_workspace(request),
+            external_id=conversation_id,
+            name=params["name"],
+            from_message_id=params["from_message_id"],
+        )
+        return Response({"data": BranchOutputSerializer(branch).data}, status=status.HTTP_201_CREATED)
