@@ -178,7 +178,9 @@ class SessionEntry(models.Model):
     session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="entries")
     subpath = models.CharField(max_length=512, blank=True, default="")
     uuid = models.CharField(max_length=128, null=True, blank=True)
-    entry = models.JSONField()
+    # The line as JSON text: kept verbatim, and a text column accepts what
+    # PostgreSQL's jsonb refuses (an escaped NUL inside a tool's output).
+    entry = models.TextField()
     # The conversation message this entry shows up as (user / assistant lines
     # of the main transcript), if any.
     message = models.ForeignKey(Message, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")

@@ -8,6 +8,7 @@ from memory_project.views import healthz
 
 api_patterns = [
     path("", include("conversations.urls")),
+    path("", include("conversations.framework.urls")),
     path("", include("memories.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

@@ -1,0 +1,199 @@
+"""Reads for the framework adapters, always scoped to a workspace."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from django.db.models import Q
+
+from accounts.models import Workspace
+from conversations.framework.services.claude import SessionKey
+from conversations.models import MAIN_BRANCH, AgentSession, Checkpoint, CheckpointWrite, Message, SessionEntry
+
+
+def _session(*, workspace: Workspace, project_key: str, session_id: str) -> AgentSession | None:
+    return AgentSession.objects.filter(workspace=workspace, project_key=project_key, session_id=session_id).first()
+
+
+def session_entries_load(*, workspace: Workspace, key: SessionKey) -> list[dict[str, Any]] | None:
+    """The stream's entries in append order, or None when it was never written (or was deleted)."""
+    session = _session(workspace=workspace, project_key=key.project_key, session_id=key.session_id)
+    if session is None:
+        return None
+    texts = list(
+        SessionEntry.objects.filter(session=session, subpath=key.subpath).order_by("id").values_list("entry", flat=True)
+    )
+    if not texts:
+        return None
+    return [json.loads(text) for text in texts]
+
+
+def session_list(*, workspace: Workspace, project_key: str) -> list[dict[str, Any]]:
+    """Sessions of a project that have a main transcript, with its storage mtime (epoch ms)."""
+    rows = AgentSession.objects.filter(workspace=workspace, project_key=project_key, mtime_ms__gt=0).order_by(
+        "-mtime_ms", "id"
+    )
+    return [{"session_id": session_id, "mtime": mtime} for session_id, mtime in rows.values_list("session_id", "mtime_ms")]
+
+
+def session_summary_list(*, workspace: Workspace, project_key: str) -> list[dict[str, Any]]:
+    rows = AgentSession.objects.filter(
+        workspace=workspace, project_key=project_key, summary__isnull=False
+    ).order_by("-mtime_ms", "id")
+    return [summary for summary in rows.values_list("summary", flat=True) if summary is not None]
+
+
+def session_summary_get(*, workspace: Workspace, project_key: str, session_id: str) -> dict[str, Any]:
+    """The summary sidecar and its version (0 and None before the first fold)."""
+    session = _session(workspace=workspace, project_key=project_key, session_id=session_id)
+    if session is None:
+        return {"summary": None, "summary_version": 0}
+    return {"summary": session.summary, "summary_version": session.summary_version}
+
+
+def session_subkeys(*, workspace: Workspace, project_key: str, session_id: str) -> list[str]:
+    session = _session(workspace=workspace, project_key=project_key, session_id=session_id)
+    if session is None:
+        return []
+    return list(
+        SessionEntry.objects.filter(session=session)
+        .exclude(subpath="")
+        .order_by("subpath")
+        .values_list("subpath", flat=True)
+        .distinct()
+    )
+
+
+def session_items(*, workspace: Workspace, session_id: str, limit: int | None) -> list[dict[str, Any]]:
+    """An OpenAI session's items, oldest first: all of them, or the latest `limit`
+    (ties broken by floor number, which is unique in a branch)."""
+    from conversations.framework.services.openai import message_to_item
+
+    if limit is not None and limit <= 0:
+        return []
+    rows = Message.objects.filter(
+        workspace=workspace, conversation__external_id=session_id, branch__name=MAIN_BRANCH
+    ).values_list("role", "content", "metadata")
+    rows = list(rows.order_by("floor_no")) if limit is None else list(rows.order_by("-floor_no")[:limit])[::-1]
+    return [message_to_item(role=role, content=content, metadata=metadata) for role, content, metadata in rows]
+
+
+# --- LangGraph checkpoints -------------------------------------------------------
+
+CHECKPOINT_PAGE_SIZE = 100
+# Metadata filters are matched in Python (exact equality on any key, nested
+# values included, the same on SQLite and PostgreSQL); rows are scanned in
+# chunks of this size until the page is full.
+CHECKPOINT_SCAN_CHUNK = 200
+
+
+def _b64(data: bytes | memoryview) -> str:
+    return base64.b64encode(bytes(data)).decode("ascii")
+
+
+def _writes_by_checkpoint(rows: list[Checkpoint]) -> dict[tuple[int, str, str], list[dict[str, Any]]]:
+    if not rows:
+        return {}
+    wanted = {(row.conversation_id, row.checkpoint_ns, row.checkpoint_id) for row in rows}
+    query = Q()
+    for conversation_id, ns, checkpoint_id in wanted:
+        query |= Q(conversation_id=conversation_id, checkpoint_ns=ns, checkpoint_id=checkpoint_id)
+    grouped: dict[tuple[int, str, str], list[tuple[tuple[str, str, int], dict[str, Any]]]] = {}
+    for write in CheckpointWrite.objects.filter(query):
+        key = (write.conversation_id, write.checkpoint_ns, write.checkpoint_id)
+        grouped.setdefault(key, []).append(
+            (
+                (write.task_path, write.task_id, write.idx),
+                {"task_id": write.task_id, "channel": write.channel, "type": write.type, "value": _b64(write.value)},
+            )
+        )
+    # LangGraph replays a step's writes in (task_path, task_id, idx) order;
+    # sorted here in Python so a database collation cannot reorder them.
+    return {key: [write for _, write in sorted(items, key=lambda pair: pair[0])] for key, items in grouped.items()}
+
+
+def _checkpoint_out(row: Checkpoint, thread_id: str, writes: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "thread_id": thread_id,
+        "checkpoint_ns": row.checkpoint_ns,
+        "checkpoint_id": row.checkpoint_id,
+        "parent_checkpoint_id": row.parent_checkpoint_id,
+        "type": row.type,
+        "checkpoint": _b64(row.checkpoint),
+        "metadata": row.metadata,
+        "pending_writes": writes,
+    }
+
+
+def _render(rows: list[Checkpoint]) -> list[dict[str, Any]]:
+    writes = _writes_by_checkpoint(rows)
+    return [
+        _checkpoint_out(
+            row,
+            row.conversation.external_id,
+            writes.get((row.conversation_id, row.checkpoint_ns, row.checkpoint_id), []),
+        )
+        for row in rows
+    ]
+
+
+def checkpoint_tuple(
+    *, workspace: Workspace, thread_id: str, checkpoint_ns: str, checkpoint_id: str | None
+) -> dict[str, Any] | None:
+    """That checkpoint, or the latest of the namespace, with its pending writes."""
+    rows = Checkpoint.objects.filter(
+        workspace=workspace, conversation__external_id=thread_id, checkpoint_ns=checkpoint_ns
+    ).select_related("conversation")
+    row = rows.filter(checkpoint_id=checkpoint_id).first() if checkpoint_id else rows.order_by("-checkpoint_id").first()
+    return _render([row])[0] if row is not None else None
+
+
+def _matches(metadata: dict[str, Any], wanted: dict[str, Any]) -> bool:
+    return all(key in metadata and metadata[key] == value for key, value in wanted.items())
+
+
+def checkpoint_page(
+    *,
+    workspace: Workspace,
+    thread_id: str | None,
+    checkpoint_ns: str | None,
+    checkpoint_id: str | None,
+    before: str | None,
+    metadata_filter: dict[str, Any] | None,
+    limit: int,
+    cursor: tuple[str, int] | None,
+) -> tuple[list[dict[str, Any]], tuple[str, int] | None]:
+    """Newest first (descending checkpoint id, then row id). Returns the page and
+    the keyset cursor of its last row when more may follow."""
+    rows = Checkpoint.objects.filter(workspace=workspace).select_related("conversation")
+    if thread_id is not None:
+        rows = rows.filter(conversation__external_id=thread_id)
+    if checkpoint_ns is not None:
+        rows = rows.filter(checkpoint_ns=checkpoint_ns)
+    if checkpoint_id:
+        rows = rows.filter(checkpoint_id=checkpoint_id)
+    if before:
+        rows = rows.filter(checkpoint_id__lt=before)
+    rows = rows.order_by("-checkpoint_id", "-id")
+    picked: list[Checkpoint] = []
+    position = cursor
+    exhausted = False
+    while len(picked) < limit and not exhausted:
+        chunk_query = rows
+        if position is not None:
+            chunk_query = chunk_query.filter(
+                Q(checkpoint_id__lt=position[0]) | Q(checkpoint_id=position[0], id__lt=position[1])
+            )
+        chunk = list(chunk_query[:CHECKPOINT_SCAN_CHUNK])
+        exhausted = len(chunk) < CHECKPOINT_SCAN_CHUNK
+        for row in chunk:
+            position = (row.checkpoint_id, row.pk)
+            if metadata_filter and not _matches(row.metadata or {}, metadata_filter):
+                continue
+            picked.append(row)
+            if len(picked) == limit:
+                break
+    next_cursor = (picked[-1].checkpoint_id, picked[-1].pk) if len(picked) == limit else None
+    return _render(picked), next_cursor

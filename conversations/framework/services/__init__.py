@@ -1,0 +1,1 @@
+"""Writes for the framework adapters, one module per framework."""

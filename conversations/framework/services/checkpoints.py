@@ -1,0 +1,265 @@
+"""LangGraph checkpoints: a thread is a conversation; checkpoints and pending
+writes are stored as the saver serialized them (type string + raw bytes).
+
+Semantics follow LangGraph's own savers: `put` upserts by
+(thread, namespace, checkpoint id) with the config's checkpoint id as parent;
+regular writes (idx >= 0) are insert-or-ignore, special ones (idx < 0:
+error, interrupt, resume ...) overwrite.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+from django.db import transaction
+
+from accounts.models import Workspace
+from conversations.framework.services.common import clean_list, clean_text, contains_nul
+from conversations.models import Checkpoint, CheckpointWrite, Conversation, FrameworkSource
+from conversations.services import conversation_delete, conversation_get_or_create, validate_conversation_id
+from memory_project.errors import ValidationError
+
+MAX_NS_BYTES = 512
+MAX_ID_BYTES = 64
+MAX_WRITES_PER_REQUEST = 5000
+MAX_IDS_PER_REQUEST = 1000
+PRUNE_STRATEGIES = ("keep_latest", "delete")
+
+
+def decode_blob(value: Any, *, field: str) -> bytes:
+    if not isinstance(value, str):
+        raise ValidationError(f"{field}: must be base64 text.")
+    try:
+        return base64.b64decode(value.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError):
+        raise ValidationError(f"{field}: must be base64 text.")
+
+
+def clean_thread_id(value: Any) -> str:
+    return validate_conversation_id(value)
+
+
+def clean_ns(value: Any) -> str:
+    return clean_text("" if value is None else value, field="checkpoint_ns", max_bytes=MAX_NS_BYTES, allow_empty=True)
+
+
+def _thread(*, workspace: Workspace, thread_id: str) -> Conversation:
+    conversation, _ = conversation_get_or_create(
+        workspace=workspace, external_id=thread_id, source=FrameworkSource.LANGGRAPH
+    )
+    return conversation
+
+
+def checkpoint_put(
+    *,
+    workspace: Workspace,
+    thread_id: Any,
+    checkpoint_ns: Any,
+    checkpoint_id: Any,
+    parent_checkpoint_id: Any,
+    type: Any,
+    checkpoint: Any,
+    metadata: Any,
+) -> Checkpoint:
+    thread_id = clean_thread_id(thread_id)
+    checkpoint_ns = clean_ns(checkpoint_ns)
+    checkpoint_id = clean_text(checkpoint_id, field="checkpoint_id", max_bytes=MAX_ID_BYTES)
+    if parent_checkpoint_id is not None:
+        parent_checkpoint_id = clean_text(parent_checkpoint_id, field="parent_checkpoint_id", max_bytes=MAX_ID_BYTES)
+    type_ = clean_text(type, field="type", max_bytes=64)
+    data = decode_blob(checkpoint, field="checkpoint")
+    if not isinstance(metadata, dict):
+        raise ValidationError("metadata: must be an object.")
+    if contains_nul(metadata):
+        raise ValidationError("metadata: must not contain NUL characters.")
+    run_id = metadata.get("run_id")
+    run_id = str(run_id)[:128] if run_id is not None else None
+    with transaction.atomic():
+        conversation = _thread(workspace=workspace, thread_id=thread_id)
+        row, _ = Checkpoint.objects.update_or_create(
+            conversation=conversation,
+            checkpoint_ns=checkpoint_ns,
+            checkpoint_id=checkpoint_id,
+            defaults={
+                "workspace": workspace,
+                "parent_checkpoint_id": parent_checkpoint_id,
+                "type": type_,
+                "checkpoint": data,
+                "metadata": metadata,
+                "run_id": run_id,
+            },
+        )
+    return row
+
+
+def checkpoint_writes_put(
+    *,
+    workspace: Workspace,
+    thread_id: Any,
+    checkpoint_ns: Any,
+    checkpoint_id: Any,
+    task_id: Any,
+    task_path: Any,
+    writes: Any,
+) -> int:
+    """Store a task's writes; `writes` is `[{"idx", "channel", "type", "value"}]`."""
+    thread_id = clean_thread_id(thread_id)
+    checkpoint_ns = clean_ns(checkpoint_ns)
+    checkpoint_id = clean_text(checkpoint_id, field="checkpoint_id", max_bytes=MAX_ID_BYTES)
+    task_id = clean_text(task_id, field="task_id", max_bytes=128)
+    task_path = clean_text(task_path or "", field="task_path", max_bytes=1024, allow_empty=True)
+    rows = []
+    for index, write in enumerate(clean_list(writes, field="writes", max_items=MAX_WRITES_PER_REQUEST)):
+        if not isinstance(write, dict):
+            raise ValidationError(f"writes[{index}]: must be an object.")
+        idx = write.get("idx")
+        if isinstance(idx, bool) or not isinstance(idx, int):
+            raise ValidationError(f"writes[{index}].idx: must be an integer.")
+        rows.append(
+            {
+                "idx": idx,
+                "channel": clean_text(write.get("channel"), field=f"writes[{index}].channel", max_bytes=256),
+                "type": clean_text(write.get("type"), field=f"writes[{index}].type", max_bytes=64),
+                "value": decode_blob(write.get("value"), field=f"writes[{index}].value"),
+            }
+        )
+    if not rows:
+        return 0
+    with transaction.atomic():
+        conversation = _thread(workspace=workspace, thread_id=thread_id)
+        key = {"conversation": conversation, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id, "task_id": task_id}
+        existing = set(
+            CheckpointWrite.objects.filter(**key, idx__in=[row["idx"] for row in rows]).values_list("idx", flat=True)
+        )
+        for row in rows:
+            if row["idx"] in existing:
+                if row["idx"] >= 0:
+                    continue  # a replayed regular write: keep the first
+                CheckpointWrite.objects.filter(**key, idx=row["idx"]).update(
+                    task_path=task_path, channel=row["channel"], type=row["type"], value=row["value"]
+                )
+            else:
+                CheckpointWrite.objects.create(workspace=workspace, task_path=task_path, **key, **row)
+                existing.add(row["idx"])
+    return len(rows)
+
+
+def _threads(*, workspace: Workspace, thread_ids: list[str]):
+    return Conversation.objects.filter(workspace=workspace, external_id__in=thread_ids)
+
+
+def _clean_ids(values: Any, *, field: str) -> list[str]:
+    values = clean_list(values, field=field, max_items=MAX_IDS_PER_REQUEST)
+    return [clean_text(value, field=f"{field}[{index}]", max_bytes=256) for index, value in enumerate(values)]
+
+
+def thread_delete(*, workspace: Workspace, thread_id: Any) -> None:
+    """Delete every checkpoint and write of the thread, in every namespace. A
+    conversation that exists only for the thread goes with it; one that also
+    holds messages keeps them."""
+    thread_id = clean_text(thread_id, field="thread_id", max_bytes=256)
+    with transaction.atomic():
+        conversation = Conversation.objects.select_for_update().filter(workspace=workspace, external_id=thread_id).first()
+        if conversation is None:
+            return
+        CheckpointWrite.objects.filter(conversation=conversation).delete()
+        Checkpoint.objects.filter(conversation=conversation).delete()
+        if conversation.source == FrameworkSource.LANGGRAPH and conversation.message_count == 0:
+            conversation_delete(workspace=workspace, external_id=thread_id)
+
+
+def checkpoints_delete_for_runs(*, workspace: Workspace, run_ids: Any) -> int:
+    """Delete the checkpoints whose metadata names one of these runs, with their writes."""
+    run_ids = _clean_ids(run_ids, field="run_ids")
+    if not run_ids:
+        return 0
+    with transaction.atomic():
+        doomed = list(
+            Checkpoint.objects.filter(workspace=workspace, run_id__in=run_ids).values_list(
+                "id", "conversation_id", "checkpoint_ns", "checkpoint_id"
+            )
+        )
+        for _, conversation_id, ns, checkpoint_id in doomed:
+            CheckpointWrite.objects.filter(
+                conversation_id=conversation_id, checkpoint_ns=ns, checkpoint_id=checkpoint_id
+            ).delete()
+        Checkpoint.objects.filter(pk__in=[row[0] for row in doomed]).delete()
+    return len(doomed)
+
+
+def thread_copy(*, workspace: Workspace, source_thread_id: Any, target_thread_id: Any) -> int:
+    """Copy every checkpoint and write of a thread (all namespaces, metadata and
+    order kept) into another thread. A missing source copies nothing."""
+    source_thread_id = clean_text(source_thread_id, field="source_thread_id", max_bytes=256)
+    target_thread_id = clean_thread_id(target_thread_id)
+    with transaction.atomic():
+        source = Conversation.objects.filter(workspace=workspace, external_id=source_thread_id).first()
+        if source is None:
+            return 0
+        target = _thread(workspace=workspace, thread_id=target_thread_id)
+        checkpoints = list(Checkpoint.objects.filter(conversation=source).order_by("id"))
+        Checkpoint.objects.bulk_create(
+            [
+                Checkpoint(
+                    workspace=workspace,
+                    conversation=target,
+                    checkpoint_ns=row.checkpoint_ns,
+                    checkpoint_id=row.checkpoint_id,
+                    parent_checkpoint_id=row.parent_checkpoint_id,
+                    type=row.type,
+                    checkpoint=row.checkpoint,
+                    metadata=row.metadata,
+                    run_id=row.run_id,
+                )
+                for row in checkpoints
+            ],
+            ignore_conflicts=True,
+        )
+        writes = CheckpointWrite.objects.filter(conversation=source).order_by("id")
+        CheckpointWrite.objects.bulk_create(
+            [
+                CheckpointWrite(
+                    workspace=workspace,
+                    conversation=target,
+                    checkpoint_ns=row.checkpoint_ns,
+                    checkpoint_id=row.checkpoint_id,
+                    task_id=row.task_id,
+                    task_path=row.task_path,
+                    idx=row.idx,
+                    channel=row.channel,
+                    type=row.type,
+                    value=row.value,
+                )
+                for row in writes
+            ],
+            ignore_conflicts=True,
+        )
+    return len(checkpoints)
+
+
+def threads_prune(*, workspace: Workspace, thread_ids: Any, strategy: Any = "keep_latest") -> int:
+    """`keep_latest`: keep only the newest checkpoint of each namespace (and its
+    writes); `delete`: remove everything of the threads. Returns checkpoints removed."""
+    thread_ids = _clean_ids(thread_ids, field="thread_ids")
+    if strategy not in PRUNE_STRATEGIES:
+        raise ValidationError(f"strategy: must be one of {', '.join(PRUNE_STRATEGIES)}.")
+    removed = 0
+    with transaction.atomic():
+        for conversation in _threads(workspace=workspace, thread_ids=thread_ids).select_for_update():
+            rows = Checkpoint.objects.filter(conversation=conversation)
+            if strategy == "delete":
+                CheckpointWrite.objects.filter(conversation=conversation).delete()
+                removed += rows.delete()[0]
+                continue
+            latest: dict[str, str] = {}
+            for ns, checkpoint_id in rows.values_list("checkpoint_ns", "checkpoint_id"):
+                if ns not in latest or checkpoint_id > latest[ns]:
+                    latest[ns] = checkpoint_id
+            for ns, keep in latest.items():
+                removed += rows.filter(checkpoint_ns=ns).exclude(checkpoint_id=keep).delete()[0]
+                CheckpointWrite.objects.filter(conversation=conversation, checkpoint_ns=ns).exclude(
+                    checkpoint_id=keep
+                ).delete()
+    return removed

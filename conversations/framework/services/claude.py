@@ -1,0 +1,243 @@
+"""Claude Agent SDK session stores: transcripts mirrored into conversations.
+
+A session key `(project_key, session_id)` owns one conversation; its main
+transcript and each subpath (`subagents/agent-<id>`) are separate streams of
+entries kept verbatim. User and assistant lines of the main transcript also
+become messages of the conversation, so the API and the admin show them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from accounts.models import Workspace
+from conversations.framework.services.common import clean_list, clean_text, now_ms
+from conversations.models import MAX_CONVERSATION_ID_BYTES, AgentSession, FrameworkSource, SessionEntry
+from conversations.services import conversation_delete, conversation_get_or_create, message_append
+from memory_project.errors import PreconditionFailedError, ValidationError
+
+MAX_PROJECT_KEY_BYTES = 1024
+MAX_SESSION_ID_BYTES = 256
+MAX_SUBPATH_BYTES = 512
+MAX_UUID_CHARS = 128
+# One SDK flush holds at most ~500 entries (its batching threshold); leave room.
+MAX_ENTRIES_PER_APPEND = 2000
+MIRRORED_TYPES = frozenset({"user", "assistant"})
+
+
+@dataclass(frozen=True)
+class SessionKey:
+    project_key: str
+    session_id: str
+    subpath: str = ""  # "" = the main transcript
+
+
+def clean_key(*, project_key: Any, session_id: Any, subpath: Any = None) -> SessionKey:
+    project_key = clean_text(project_key, field="project_key", max_bytes=MAX_PROJECT_KEY_BYTES)
+    session_id = clean_text(session_id, field="session_id", max_bytes=MAX_SESSION_ID_BYTES)
+    if subpath is None:
+        return SessionKey(project_key, session_id)
+    # "" would be indistinguishable from the main transcript: the SDK calls it invalid too.
+    subpath = clean_text(subpath, field="subpath", max_bytes=MAX_SUBPATH_BYTES)
+    return SessionKey(project_key, session_id, subpath)
+
+
+def conversation_id_for(project_key: str, session_id: str) -> str:
+    """The conversation id of a session: readable when it fits the id rules, else a digest."""
+    readable = f"claude:{project_key}:{session_id}"
+    if (
+        len(readable.encode("utf-8")) <= MAX_CONVERSATION_ID_BYTES
+        and "/" not in readable
+        and not any(ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 for ch in readable)
+    ):
+        return readable
+    digest = hashlib.sha256(f"{project_key}\x00{session_id}".encode()).hexdigest()[:40]
+    return f"claude:{digest}"
+
+
+def _clean_entries(entries: Any) -> list[tuple[dict[str, Any], str, str | None]]:
+    """(entry, its JSON text, its uuid) for each entry."""
+    cleaned = []
+    for index, entry in enumerate(clean_list(entries, field="entries", max_items=MAX_ENTRIES_PER_APPEND)):
+        if not isinstance(entry, dict) or not isinstance(entry.get("type"), str):
+            raise ValidationError(f"entries[{index}]: must be an object with a string 'type'.")
+        uuid = entry.get("uuid")
+        if uuid is not None and (not isinstance(uuid, str) or not uuid or len(uuid) > MAX_UUID_CHARS):
+            raise ValidationError(f"entries[{index}].uuid: must be a string of 1 to {MAX_UUID_CHARS} characters.")
+        try:
+            text = json.dumps(entry, ensure_ascii=False, allow_nan=False)
+        except ValueError as exc:
+            raise ValidationError(f"entries[{index}]: not representable as JSON ({exc}).")
+        cleaned.append((entry, text, uuid))
+    return cleaned
+
+
+def _strip_nul(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, dict):
+        return {_strip_nul(k): _strip_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strip_nul(v) for v in value]
+    return value
+
+
+def _mirrored_message(entry: dict[str, Any]) -> tuple[str, Any] | None:
+    """(role, content) of a transcript line that is a conversation message."""
+    if entry.get("type") not in MIRRORED_TYPES:
+        return None
+    message = entry.get("message")
+    if not isinstance(message, dict):
+        return None
+    content = message.get("content")
+    if isinstance(content, bool) or not isinstance(content, (str, list, dict)):
+        return None
+    return entry["type"], _strip_nul(content)
+
+
+def _lock_or_create_session(*, workspace: Workspace, key: SessionKey) -> AgentSession:
+    """The locked session row, created with its conversation when missing. Call inside a transaction."""
+    session = (
+        AgentSession.objects.select_for_update()
+        .filter(workspace=workspace, project_key=key.project_key, session_id=key.session_id)
+        .select_related("conversation")
+        .first()
+    )
+    if session is not None:
+        return session
+    conversation, _ = conversation_get_or_create(
+        workspace=workspace,
+        external_id=conversation_id_for(key.project_key, key.session_id),
+        source=FrameworkSource.CLAUDE_AGENT_SDK,
+    )
+    try:
+        with transaction.atomic():
+            return AgentSession.objects.create(
+                workspace=workspace, conversation=conversation, project_key=key.project_key, session_id=key.session_id
+            )
+    except IntegrityError:
+        # A concurrent first append created it; wait for its lock.
+        return (
+            AgentSession.objects.select_for_update()
+            .select_related("conversation")
+            .get(workspace=workspace, project_key=key.project_key, session_id=key.session_id)
+        )
+
+
+@dataclass(frozen=True)
+class AppendOutcome:
+    appended: int
+    mtime: int
+    summary: dict[str, Any] | None
+    summary_version: int
+
+
+def session_entries_append(
+    *,
+    workspace: Workspace,
+    key: SessionKey,
+    entries: Any,
+    summary_data: Any = None,
+    expected_summary_version: Any = None,
+) -> AppendOutcome:
+    """Append entries to one stream in call order; a repeated `uuid` in the stream is ignored.
+
+    For the main transcript the caller may send the summary sidecar it folded
+    (`summary_data`, the SDK's opaque `data`) with the `summary_version` it
+    folded from: a stale version is a 409 and nothing is written, so the caller
+    re-reads and folds again. The summary and the session's `mtime` are stamped
+    with the same storage time.
+    """
+    cleaned = _clean_entries(entries)
+    if summary_data is not None:
+        if key.subpath:
+            raise ValidationError("summary: only the main transcript has a summary.")
+        if not isinstance(summary_data, dict):
+            raise ValidationError("summary.data: must be an object.")
+        if isinstance(expected_summary_version, bool) or not isinstance(expected_summary_version, int):
+            raise ValidationError("summary.expected_version: must be an integer.")
+    if not cleaned:
+        return _outcome_for(workspace=workspace, key=key, appended=0)
+
+    with transaction.atomic():
+        session = _lock_or_create_session(workspace=workspace, key=key)
+        if summary_data is not None and expected_summary_version != session.summary_version:
+            raise PreconditionFailedError(
+                f"summary.expected_version {expected_summary_version} is stale; the current version is "
+                f"{session.summary_version}."
+            )
+        uuids = [uuid for _, _, uuid in cleaned if uuid is not None]
+        seen = set(
+            SessionEntry.objects.filter(session=session, subpath=key.subpath, uuid__in=uuids).values_list(
+                "uuid", flat=True
+            )
+        ) if uuids else set()
+        mtime = max(now_ms(), session.mtime_ms + 1)
+        rows = []
+        for entry, text, uuid in cleaned:
+            if uuid is not None:
+                if uuid in seen:
+                    continue
+                seen.add(uuid)
+            message = None
+            mirrored = None if key.subpath else _mirrored_message(entry)
+            if mirrored is not None:
+                role, content = mirrored
+                message = message_append(
+                    workspace=workspace,
+                    external_id=session.conversation.external_id,
+                    role=role,
+                    content=content,
+                    metadata={"claude_entry_uuid": uuid, "claude_entry_type": entry["type"]},
+                    source=FrameworkSource.CLAUDE_AGENT_SDK,
+                ).message
+            rows.append(SessionEntry(session=session, subpath=key.subpath, uuid=uuid, entry=text, message=message, mtime_ms=mtime))
+        SessionEntry.objects.bulk_create(rows)
+        fields = []
+        if not key.subpath:
+            session.mtime_ms = mtime
+            fields.append("mtime_ms")
+        if summary_data is not None:
+            session.summary = {"session_id": key.session_id, "mtime": mtime, "data": summary_data}
+            session.summary_mtime_ms = mtime
+            session.summary_version += 1
+            fields += ["summary", "summary_mtime_ms", "summary_version"]
+        if fields:
+            session.save(update_fields=fields)
+    return AppendOutcome(
+        appended=len(rows), mtime=mtime, summary=session.summary, summary_version=session.summary_version
+    )
+
+
+def _outcome_for(*, workspace: Workspace, key: SessionKey, appended: int) -> AppendOutcome:
+    session = AgentSession.objects.filter(
+        workspace=workspace, project_key=key.project_key, session_id=key.session_id
+    ).first()
+    if session is None:
+        return AppendOutcome(appended=appended, mtime=0, summary=None, summary_version=0)
+    return AppendOutcome(
+        appended=appended, mtime=session.mtime_ms, summary=session.summary, summary_version=session.summary_version
+    )
+
+
+def session_key_delete(*, workspace: Workspace, key: SessionKey) -> None:
+    """Delete a stream. The main key takes the whole session with it (its
+    subpaths, its summary and its conversation); a missing key is a no-op."""
+    with transaction.atomic():
+        session = (
+            AgentSession.objects.select_for_update()
+            .filter(workspace=workspace, project_key=key.project_key, session_id=key.session_id)
+            .select_related("conversation")
+            .first()
+        )
+        if session is None:
+            return
+        if key.subpath:
+            SessionEntry.objects.filter(session=session, subpath=key.subpath).delete()
+            return
+        conversation_delete(workspace=workspace, external_id=session.conversation.external_id)
