@@ -9,14 +9,34 @@ together or not at all.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from accounts.actors import Actor
 from memories.models import MemoryItem, MemoryVersion, VersionOperation
+from memories.services.redaction import redaction_scrub
 from memory_project.errors import ConflictError, NotFoundError
+
+# Versions of deleted memories are purged in chunks of this many memories, so
+# one purge never holds a huge IN list or a long write lock.
+PURGE_BATCH_MEMORIES = 500
+_REDACTION_FIELDS = [
+    "content",
+    "content_sha256",
+    "content_size_bytes",
+    "path",
+    "redacted_at",
+    "redacted_by_type",
+    "redacted_by_api_key_id",
+    "redacted_by_user_id",
+    "redacted_by_session_id",
+    "redacted_by_job_id",
+]
 
 # Item fields copied into a version's `attributes`. Content and path are kept in
 # their own columns so that redaction can clear them; nothing else may hold them.
@@ -50,11 +70,7 @@ def lock_memory_items(*, workspace, ids: Iterable[str]) -> dict[str, MemoryItem]
     """Lock the workspace's items with these ids, in primary-key order (so two
     transactions locking overlapping sets cannot deadlock). Call inside
     `transaction.atomic()`; missing ids are simply absent from the result."""
-    rows = (
-        MemoryItem.objects.select_for_update()
-        .filter(workspace=workspace, pk__in=list(ids))
-        .order_by("pk")
-    )
+    rows = MemoryItem.objects.select_for_update().filter(workspace=workspace, pk__in=list(ids)).order_by("pk")
     return {row.pk: row for row in rows}
 
 
@@ -74,8 +90,17 @@ def version_record(*, item: MemoryItem, operation: str, actor: Actor) -> MemoryV
     transaction; for `deleted`, call before deleting the row. The content of a
     `deleted` version is empty, as in the memory-store API; its path is kept.
     """
+    version = _version_row(item=item, operation=operation, actor=actor)
+    version.save(force_insert=True)
+    if operation != VersionOperation.DELETED:
+        item.current_version_id = version.pk
+        MemoryItem.objects.filter(pk=item.pk).update(current_version_id=version.pk)
+    return version
+
+
+def _version_row(*, item: MemoryItem, operation: str, actor: Actor) -> MemoryVersion:
     deleted = operation == VersionOperation.DELETED
-    version = MemoryVersion.objects.create(
+    return MemoryVersion(
         workspace_id=item.workspace_id,
         memory_id=item.pk,
         store_id=item.store_id,
@@ -88,18 +113,55 @@ def version_record(*, item: MemoryItem, operation: str, actor: Actor) -> MemoryV
         attributes={name: getattr(item, name) for name in SNAPSHOT_FIELDS},
         **actor.as_fields("actor"),
     )
-    if not deleted:
-        item.current_version_id = version.pk
-        MemoryItem.objects.filter(pk=item.pk).update(current_version_id=version.pk)
-    return version
+
+
+def versions_record_bulk(*, items: Sequence[MemoryItem], operation: str, actor: Actor) -> list[MemoryVersion]:
+    """`version_record` for many items in one INSERT (batch status, batch delete).
+
+    Sets `current_version_id` on the item objects but does not save them: the
+    caller's own `bulk_update` of the items carries it (one UPDATE instead of
+    one per item). Same locking contract as `version_record`.
+    """
+    versions = [_version_row(item=item, operation=operation, actor=actor) for item in items]
+    MemoryVersion.objects.bulk_create(versions)
+    if operation != VersionOperation.DELETED:
+        for item, version in zip(items, versions, strict=True):
+            item.current_version_id = version.pk
+    return versions
+
+
+def _redact_rows(versions: Iterable[MemoryVersion], actor: Actor) -> tuple[list[MemoryVersion], list[str]]:
+    """Clear the given (locked) versions; returns them and the texts they held."""
+    now = timezone.now()
+    texts: list[str] = []
+    done: list[MemoryVersion] = []
+    for version in versions:
+        if version.redacted_at is not None:
+            done.append(version)
+            continue
+        texts.extend(text for text in (version.content, version.path) if text)
+        version.content = None
+        version.content_sha256 = None
+        version.content_size_bytes = None
+        version.path = None
+        version.redacted_at = now
+        for field, value in actor.as_fields("redacted_by").items():
+            setattr(version, field, value)
+        done.append(version)
+    changed = [version for version in done if version.redacted_at == now]
+    if changed:
+        MemoryVersion.objects.bulk_update(changed, _REDACTION_FIELDS)
+    return done, texts
 
 
 def memory_version_redact(*, workspace, version_id: str, actor: Actor, store_id: str | None = None) -> MemoryVersion:
     """Clear a version's content, hash, size and path for good; actor and times stay.
 
-    The head version of a live memory cannot be redacted on its own: the memory
-    would still show that content. Replace the content first (which writes a new
-    head) and then redact the old version, or delete the memory.
+    Copies of the text elsewhere (admin log, job payloads and errors, the search
+    index) are scrubbed in the same transaction. The head version of a live
+    memory cannot be redacted on its own: the memory would still show that
+    content. Replace the content first (which writes a new head) and then
+    redact the old version, or delete the memory.
     """
     with transaction.atomic():
         filters = {"workspace": workspace, "pk": version_id}
@@ -115,25 +177,70 @@ def memory_version_redact(*, workspace, version_id: str, actor: Actor, store_id:
             raise ConflictError(
                 "This is the current version of a live memory; update or delete the memory before redacting it."
             )
-        version.content = None
-        version.content_sha256 = None
-        version.content_size_bytes = None
-        version.path = None
-        version.redacted_at = timezone.now()
-        for field, value in actor.as_fields("redacted_by").items():
-            setattr(version, field, value)
-        version.save(
-            update_fields=[
-                "content",
-                "content_sha256",
-                "content_size_bytes",
-                "path",
-                "redacted_at",
-                "redacted_by_type",
-                "redacted_by_api_key_id",
-                "redacted_by_user_id",
-                "redacted_by_session_id",
-                "redacted_by_job_id",
-            ]
-        )
+        (version,), texts = _redact_rows([version], actor)
+        redaction_scrub(workspace=workspace, texts=texts)
     return version
+
+
+def memory_versions_redact(
+    *, workspace, memory_id: str, actor: Actor, version_ids: Iterable[str] | None = None
+) -> list[MemoryVersion]:
+    """Redact every version of a memory except its live head (or only `version_ids`
+    among them), then scrub copies of their text once. Returns the versions
+    redacted now or before; the head of a live memory is never among them (an
+    explicitly named head raises ConflictError, as in `memory_version_redact`)."""
+    with transaction.atomic():
+        rows = MemoryVersion.objects.select_for_update().filter(workspace=workspace, memory_id=memory_id)
+        if version_ids is not None:
+            wanted = set(version_ids)
+            rows = rows.filter(pk__in=wanted)
+        versions = list(rows.order_by("pk"))
+        if version_ids is not None:
+            missing = wanted - {version.pk for version in versions}
+            if missing:
+                raise NotFoundError(f"No memory version '{sorted(missing)[0]}' for memory '{memory_id}'.")
+        elif not versions:
+            raise NotFoundError(f"No memory '{memory_id}'.")
+        head_id = (
+            MemoryItem.objects.filter(pk=memory_id, workspace=workspace)
+            .values_list("current_version_id", flat=True)
+            .first()
+        )
+        if head_id is not None:
+            if version_ids is not None and head_id in wanted:
+                raise ConflictError(
+                    "This is the current version of a live memory; update or delete the memory before redacting it."
+                )
+            versions = [version for version in versions if version.pk != head_id]
+        done, texts = _redact_rows(versions, actor)
+        redaction_scrub(workspace=workspace, texts=texts)
+    return done
+
+
+def versions_purge_expired(*, now: datetime | None = None) -> int:
+    """Delete the versions of memories deleted more than
+    `MEMORY_VERSION_RETENTION_DAYS` ago (a memory counts as deleted when its row
+    is gone; the age is that of its newest version, so a memory restored and
+    deleted again starts a new period). Versions of live memories are kept.
+    A retention of 0 or less keeps everything. Returns the number of versions
+    deleted."""
+    days = settings.MEMORY_VERSION_RETENTION_DAYS
+    if days <= 0:
+        return 0
+    cutoff = (now or timezone.now()) - timedelta(days=days)
+    expired = (
+        MemoryVersion.objects.values("memory_id")
+        .annotate(newest=Max("created_at"))
+        .filter(newest__lt=cutoff)
+        .exclude(memory_id__in=MemoryItem.objects.values("pk"))
+        .values_list("memory_id", flat=True)
+    )
+    memory_ids = list(expired)
+    purged = 0
+    for start in range(0, len(memory_ids), PURGE_BATCH_MEMORIES):
+        chunk = memory_ids[start : start + PURGE_BATCH_MEMORIES]
+        with transaction.atomic():
+            # Re-check under the transaction: a restore may have recreated one.
+            live = set(MemoryItem.objects.filter(pk__in=chunk).values_list("pk", flat=True))
+            purged += MemoryVersion.objects.filter(memory_id__in=[m for m in chunk if m not in live]).delete()[0]
+    return purged

@@ -1,0 +1,140 @@
+"""django-filter FilterSets for spec 003's lists (memory items, edges, item versions).
+
+Timestamps in these query strings are integers in milliseconds since the epoch,
+like every spec 003 timestamp in responses. Invalid values make the FilterSet
+invalid; selectors turn that into a 400.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import django_filters
+from django import forms
+from django.db.models import QuerySet
+
+from memories.models import (
+    LifecycleStatus,
+    MemoryEdge,
+    MemoryItem,
+    MemoryType,
+    MemoryVersion,
+    Relation,
+    Scope,
+    Status,
+    SummaryTier,
+    VersionOperation,
+)
+from memories.search import search_filter
+
+# 9999-12-31T23:59:59.999Z: the largest instant a datetime can hold.
+MAX_TIMESTAMP_MS = 253_402_300_799_999
+MAX_Q_CHARS = 1000
+
+
+class MillisecondsField(forms.IntegerField):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("min_value", 0)
+        kwargs.setdefault("max_value", MAX_TIMESTAMP_MS)
+        super().__init__(*args, **kwargs)
+
+
+class MillisecondsFilter(django_filters.Filter):
+    """An integer ms-epoch bound on a DateTimeField."""
+
+    field_class = MillisecondsField
+
+    def filter(self, qs: QuerySet, value: int | None) -> QuerySet:
+        if value is None:
+            return qs
+        moment = datetime.fromtimestamp(value / 1000, tz=UTC)
+        return qs.filter(**{f"{self.field_name}__{self.lookup_expr}": moment})
+
+
+def _choices(values) -> list[tuple[str, str]]:
+    return [(str(value), str(value)) for value in values]
+
+
+class _SortedFilterSet(django_filters.FilterSet):
+    """`sort_by` + `sort_order` (spec 003's names), applied after the filters, with
+    the id as tie-breaker so offset pages are stable."""
+
+    sort_by = django_filters.ChoiceFilter(choices=_choices(["created_at"]), method="_sort_noop")
+    sort_order = django_filters.ChoiceFilter(choices=_choices(["asc", "desc"]), method="_sort_noop")
+
+    def _sort_noop(self, queryset: QuerySet, name: str, value) -> QuerySet:
+        return queryset
+
+    def filter_queryset(self, queryset: QuerySet) -> QuerySet:
+        queryset = super().filter_queryset(queryset)
+        field = self.form.cleaned_data.get("sort_by") or "created_at"
+        prefix = "" if self.form.cleaned_data.get("sort_order") == "asc" else "-"
+        return queryset.order_by(f"{prefix}{field}", f"{prefix}id")
+
+
+class MemoryItemFilterSet(_SortedFilterSet):
+    sort_by = django_filters.ChoiceFilter(
+        choices=_choices(["created_at", "updated_at", "importance", "confidence"]), method="_sort_noop"
+    )
+    scope = django_filters.ChoiceFilter(choices=_choices(Scope.values))
+    scope_id = django_filters.CharFilter()
+    type = django_filters.ChoiceFilter(choices=_choices(MemoryType.values))
+    summary_tier = django_filters.ChoiceFilter(choices=_choices(SummaryTier.values))
+    status = django_filters.ChoiceFilter(choices=_choices(Status.values))
+    lifecycle_status = django_filters.ChoiceFilter(choices=_choices(LifecycleStatus.values))
+    fact_key = django_filters.CharFilter(method="filter_fact_key")
+    source_floor_id = django_filters.CharFilter()
+    source_message_id = django_filters.CharFilter()
+    source_job_id = django_filters.CharFilter(field_name="source_job_id")
+    store_id = django_filters.CharFilter(field_name="store_id")
+    created_from = MillisecondsFilter(field_name="created_at", lookup_expr="gte")
+    created_to = MillisecondsFilter(field_name="created_at", lookup_expr="lte")
+    updated_from = MillisecondsFilter(field_name="updated_at", lookup_expr="gte")
+    updated_to = MillisecondsFilter(field_name="updated_at", lookup_expr="lte")
+    importance_min = django_filters.NumberFilter(field_name="importance", lookup_expr="gte")
+    importance_max = django_filters.NumberFilter(field_name="importance", lookup_expr="lte")
+    confidence_min = django_filters.NumberFilter(field_name="confidence", lookup_expr="gte")
+    confidence_max = django_filters.NumberFilter(field_name="confidence", lookup_expr="lte")
+    q = django_filters.CharFilter(method="filter_q", max_length=MAX_Q_CHARS)
+
+    class Meta:
+        model = MemoryItem
+        fields: list[str] = []
+
+    def filter_fact_key(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        # Stored keys are normalized; normalize the query the same way.
+        return queryset.filter(fact_key=" ".join(value.split()).lower())
+
+    def filter_q(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return search_filter(queryset, value)
+
+    def filter_queryset(self, queryset: QuerySet) -> QuerySet:
+        data = self.form.cleaned_data
+        # Memory-store documents live in the same table; /memories shows them only
+        # when asked for (scope=store or type=document).
+        if not data.get("scope") and data.get("type") != MemoryType.DOCUMENT:
+            queryset = queryset.exclude(scope=Scope.STORE)
+        return super().filter_queryset(queryset)
+
+
+class MemoryEdgeFilterSet(_SortedFilterSet):
+    from_id = django_filters.CharFilter(field_name="from_item_id")
+    to_id = django_filters.CharFilter(field_name="to_item_id")
+    relation = django_filters.ChoiceFilter(choices=_choices(Relation.values))
+
+    class Meta:
+        model = MemoryEdge
+        fields: list[str] = []
+
+
+class MemoryVersionFilterSet(django_filters.FilterSet):
+    operation = django_filters.ChoiceFilter(choices=_choices(VersionOperation.values))
+    session_id = django_filters.CharFilter(field_name="actor_session_id")
+    api_key_id = django_filters.CharFilter(field_name="actor_api_key_id")
+    job_id = django_filters.CharFilter(field_name="actor_job_id")
+    created_at_gte = MillisecondsFilter(field_name="created_at", lookup_expr="gte")
+    created_at_lte = MillisecondsFilter(field_name="created_at", lookup_expr="lte")
+
+    class Meta:
+        model = MemoryVersion
+        fields: list[str] = []

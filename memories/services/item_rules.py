@@ -1,0 +1,165 @@
+"""The field rules of spec 003's memory items, shared by every write path.
+
+Decisions (spec 003 leaves them open):
+
+- `content` is text or `{"text": "..."}` (nothing else in the object); it must
+  hold a non-blank character and at most 100 KB (102,400 bytes of UTF-8).
+- `fact_key` is normalized (trimmed, inner whitespace collapsed, lower case;
+  empty becomes null) and kept only on facts: any other type clears it.
+- `summary_tier` is kept only on summaries: any other type clears it, whether
+  the request changes the type or only sends a tier (as spec 003 says).
+- `status` drives `lifecycle_status`: `deprecated` makes it `deprecated`;
+  `active` revives a `deprecated` lifecycle and leaves `compacted` / `pending`
+  alone (re-activating the compat status neither un-compacts nor approves).
+  `lifecycle_status` alone never rewrites `status` (spec 003), even to
+  `deprecated`.
+- Both sent in one request must agree, else 409: `status=active` goes with
+  `active|compacted|pending`, `status=deprecated` only with `deprecated`.
+- `pending` (awaiting review) may be entered by anyone, but leaving it for
+  `active` or `compacted` is an approval, reserved to operators (staff users)
+  and the system; agents and jobs get 409.
+- Scope `store` and type `document` belong to memory stores and are refused
+  here (400): they are written through the stores API.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from accounts.actors import Actor
+from memories.models import MAX_CONTENT_BYTES, LifecycleStatus, MemoryType, Scope, Status, SummaryTier
+from memory_project.errors import ConflictError, ValidationError
+
+MAX_FACT_KEY_CHARS = 255
+MAX_SCOPE_ID_CHARS = 600
+MAX_SOURCE_ID_CHARS = 64
+ITEM_SCOPES = (Scope.GLOBAL, Scope.CHAT, Scope.BRANCH, Scope.FLOOR)
+ITEM_TYPES = (MemoryType.FACT, MemoryType.SUMMARY, MemoryType.OPEN_LOOP)
+APPROVER_KINDS = ("user", "system")
+_STATUS_LIFECYCLES = {
+    Status.ACTIVE: {LifecycleStatus.ACTIVE, LifecycleStatus.COMPACTED, LifecycleStatus.PENDING},
+    Status.DEPRECATED: {LifecycleStatus.DEPRECATED},
+}
+
+
+def clean_content(value: Any) -> str:
+    if isinstance(value, dict):
+        if set(value) != {"text"} or not isinstance(value["text"], str):
+            raise ValidationError('content: must be a string or {"text": "..."} with nothing else.')
+        value = value["text"]
+    if not isinstance(value, str):
+        raise ValidationError('content: must be a string or {"text": "..."}.')
+    if not value.strip():
+        raise ValidationError("content: must not be blank.")
+    if len(value.encode("utf-8")) > MAX_CONTENT_BYTES:
+        raise ValidationError(f"content: at most {MAX_CONTENT_BYTES} bytes of UTF-8.")
+    if "\x00" in value:
+        raise ValidationError("content: must not contain NUL characters.")
+    return value
+
+
+def normalize_fact_key(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValidationError("fact_key: must be a string or null.")
+    normalized = " ".join(value.split()).lower()
+    if len(normalized) > MAX_FACT_KEY_CHARS:
+        raise ValidationError(f"fact_key: at most {MAX_FACT_KEY_CHARS} characters.")
+    return normalized or None
+
+
+def _choice(name: str, value: Any, choices) -> str:
+    allowed = [str(choice) for choice in choices]
+    if value not in allowed:
+        raise ValidationError(f"{name}: must be one of {', '.join(allowed)}.")
+    return value
+
+
+def clean_scope(value: Any) -> str:
+    if value == Scope.STORE:
+        raise ValidationError("scope: 'store' memories are written through /v1/memory_stores.")
+    return _choice("scope", value, ITEM_SCOPES)
+
+
+def clean_type(value: Any) -> str:
+    if value == MemoryType.DOCUMENT:
+        raise ValidationError("type: 'document' memories are written through /v1/memory_stores.")
+    return _choice("type", value, ITEM_TYPES)
+
+
+def clean_optional_text(name: str, value: Any, max_chars: int) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > max_chars:
+        raise ValidationError(f"{name}: must be a string of at most {max_chars} characters, or null.")
+    return value
+
+
+def clean_unit_float(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValidationError(f"{name}: must be a number between 0 and 1.")
+    if not 0 <= value <= 1:
+        raise ValidationError(f"{name}: must be between 0 and 1.")
+    return float(value)
+
+
+def clean_optional_count(name: str, value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2**31 - 1:
+        raise ValidationError(f"{name}: must be a non-negative integer or null.")
+    return value
+
+
+def clean_summary_tier(value: Any) -> str | None:
+    if value is None:
+        return None
+    return _choice("summary_tier", value, SummaryTier.values)
+
+
+def clean_status(value: Any) -> str:
+    return _choice("status", value, Status.values)
+
+
+def clean_lifecycle(value: Any) -> str:
+    return _choice("lifecycle_status", value, LifecycleStatus.values)
+
+
+def resolve_statuses(
+    *,
+    current_status: str | None,
+    current_lifecycle: str | None,
+    status: str | None,
+    lifecycle: str | None,
+    actor: Actor,
+) -> tuple[str, str]:
+    """The (status, lifecycle_status) after a write; `None` means "not sent".
+    `current_*` are None on create."""
+    if status is not None and lifecycle is not None and lifecycle not in _STATUS_LIFECYCLES[status]:
+        raise ConflictError(f"status '{status}' cannot go with lifecycle_status '{lifecycle}'.")
+    new_status = status or current_status or Status.ACTIVE
+    if lifecycle is not None:
+        new_lifecycle = lifecycle
+    elif status == Status.DEPRECATED:
+        new_lifecycle = LifecycleStatus.DEPRECATED
+    elif status == Status.ACTIVE:
+        keep = current_lifecycle in (LifecycleStatus.COMPACTED, LifecycleStatus.PENDING)
+        new_lifecycle = current_lifecycle if keep else LifecycleStatus.ACTIVE
+    else:
+        new_lifecycle = current_lifecycle or LifecycleStatus.ACTIVE
+    approving = current_lifecycle == LifecycleStatus.PENDING and new_lifecycle in (
+        LifecycleStatus.ACTIVE,
+        LifecycleStatus.COMPACTED,
+    )
+    if approving and actor.kind not in APPROVER_KINDS:
+        raise ConflictError("A pending memory is approved by an operator, not through the API.")
+    return new_status, new_lifecycle
+
+
+def estimate_tokens(text: str) -> int:
+    """A cheap token estimate for budgeting: about 4 ASCII characters per token,
+    one token per other character (CJK characters are mostly one token each)."""
+    ascii_chars = sum(1 for char in text if ord(char) < 128)
+    return max(1, math.ceil(ascii_chars / 4) + (len(text) - ascii_chars))
