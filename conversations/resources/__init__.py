@@ -1,0 +1,1 @@
+"""Memory stores attached to a conversation (a session's `resources[]`, spec 004)."""

@@ -1,0 +1,63 @@
+"""Reads of a conversation's attached memory stores."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accounts.models import Workspace
+from conversations.models import AccessMode, Conversation, ConversationResource
+from conversations.selectors import conversation_get_or_404
+from memories.paths import mount_slug
+
+MOUNT_ROOT = "/mnt/memory/"
+
+
+@dataclass(frozen=True)
+class AttachedStore:
+    resource: ConversationResource
+    mount_path: str
+
+
+def conversation_resource_list(*, conversation: Conversation) -> list[AttachedStore]:
+    """The attachments in their given order, each with its mount path: the
+    store's slug, made unique within the conversation with `-2`, `-3`, ...
+    (two stores may share a name). One query."""
+    rows = list(
+        ConversationResource.objects.filter(conversation=conversation)
+        .select_related("memory_store")
+        .order_by("position", "id")
+    )
+    taken: set[str] = set()
+    out: list[AttachedStore] = []
+    for row in rows:
+        slug = mount_slug(row.memory_store.name)
+        candidate, n = slug, 1
+        while candidate in taken:
+            n += 1
+            candidate = f"{slug}-{n}"
+        taken.add(candidate)
+        out.append(AttachedStore(row, MOUNT_ROOT + candidate))
+    return out
+
+
+def conversation_resources_get(*, workspace: Workspace, external_id: str) -> tuple[Conversation, list[AttachedStore]]:
+    conversation = conversation_get_or_404(workspace=workspace, external_id=external_id)
+    return conversation, conversation_resource_list(conversation=conversation)
+
+
+def conversation_store_access(*, conversation: Conversation, store_id: str) -> str | None:
+    """`read_write` / `read_only` when the store is attached to the conversation, else None."""
+    return (
+        ConversationResource.objects.filter(conversation=conversation, memory_store_id=store_id)
+        .values_list("access", flat=True)
+        .first()
+    )
+
+
+__all__ = [
+    "AccessMode",
+    "AttachedStore",
+    "conversation_resource_list",
+    "conversation_resources_get",
+    "conversation_store_access",
+]

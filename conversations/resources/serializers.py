@@ -1,0 +1,41 @@
+"""Wire shapes of a conversation's attached memory stores."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from conversations.resources.selectors import AttachedStore
+
+
+class ConversationResourcesInputSerializer(serializers.Serializer):
+    """`{"resources": [...]}`; each entry's rules live in the service."""
+
+    resources = serializers.JSONField()
+
+
+class ConversationResourceOutputSerializer(serializers.Serializer):
+    """One attachment: what was sent, plus the store's `name`, `description`
+    and the `mount_path` the agent sees it under."""
+
+    def to_representation(self, attached: AttachedStore) -> dict[str, Any]:
+        row = attached.resource
+        return {
+            "type": "memory_store",
+            "memory_store_id": row.memory_store_id,
+            "access": row.access,
+            "instructions": row.instructions,
+            "name": row.memory_store.name,
+            "description": row.memory_store.description,
+            "mount_path": attached.mount_path,
+        }
+
+
+def resources_payload(conversation_id: str, attached: list[AttachedStore]) -> dict[str, Any]:
+    return {
+        "data": {
+            "conversation_id": conversation_id,
+            "resources": ConversationResourceOutputSerializer(attached, many=True).data,
+        }
+    }

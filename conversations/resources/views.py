@@ -1,0 +1,31 @@
+"""`GET/PUT /v1/conversations/{conversation_id}/resources`: the memory stores
+attached to a conversation. PUT replaces the list (and creates the conversation
+when it does not exist yet); GET of an unknown conversation is 404."""
+
+from __future__ import annotations
+
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from conversations.resources import selectors, services
+from conversations.resources.serializers import ConversationResourcesInputSerializer, resources_payload
+from conversations.views import ConversationScopedViewSet
+from memory_project.api import request_workspace
+
+
+class ConversationResourceViewSet(ConversationScopedViewSet):
+    def list(self, request: Request, conversation_id: str) -> Response:
+        conversation, attached = selectors.conversation_resources_get(
+            workspace=request_workspace(request), external_id=conversation_id
+        )
+        return Response(resources_payload(conversation.external_id, attached))
+
+    def replace(self, request: Request, conversation_id: str) -> Response:
+        serializer = ConversationResourcesInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        attached = services.conversation_resources_set(
+            workspace=request_workspace(request),
+            external_id=conversation_id,
+            resources=serializer.validated_data["resources"],
+        )
+        return Response(resources_payload(conversation_id, attached))
