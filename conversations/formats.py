@@ -97,6 +97,8 @@ def _tool_result_content(content: Any) -> str | list[dict[str, Any]]:
     """A tool_result's content: a string, or text/image blocks."""
     if isinstance(content, str):
         return content
+    if isinstance(content, Mapping) and content.get("type") not in ANTHROPIC_BLOCK_TYPES | {"image_url"}:
+        return _json_text(content)
     blocks = _anthropic_blocks(content)
     if blocks and all(block["type"] in {"text", "image", "document", "search_result"} for block in blocks):
         return blocks

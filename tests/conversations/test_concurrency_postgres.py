@@ -1,0 +1,129 @@
+"""Real concurrent writers on PostgreSQL: the message cap, auto-creation and cursors."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from django.db import connection, connections
+
+from conversations.models import MAX_MESSAGES_PER_CONVERSATION, Branch, Conversation, Message
+from conversations.selectors import message_page
+from conversations.services import message_append
+from memory_project.errors import QuotaExceededError
+from tests.conversations.helpers_bulk import bulk_fill
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def _in_thread(fn):
+    def run(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            connections.close_all()
+
+    return run
+
+
+def test_cap_holds_under_concurrent_appenders(workspace):
+    conversation = bulk_fill(workspace, "busy", MAX_MESSAGES_PER_CONVERSATION - 10)
+    start = threading.Barrier(16)
+
+    @_in_thread
+    def appender(worker: int) -> list[str]:
+        outcomes = []
+        start.wait()
+        for i in range(5):
+            try:
+                message_append(workspace=workspace, external_id="busy", role="user", content=f"w{worker}-{i}")
+                outcomes.append("ok")
+            except QuotaExceededError:
+                outcomes.append("quota")
+        return outcomes
+
+    with ThreadPoolExecutor(16) as pool:
+        outcomes = [o for result in pool.map(appender, range(16)) for o in result]
+    assert outcomes.count("ok") == 10
+    assert outcomes.count("quota") == 70
+    conversation.refresh_from_db()
+    assert conversation.message_count == MAX_MESSAGES_PER_CONVERSATION
+    assert Message.objects.filter(conversation=conversation).count() == MAX_MESSAGES_PER_CONVERSATION
+    floors = list(Message.objects.filter(conversation=conversation).order_by("floor_no").values_list("floor_no", flat=True))
+    assert floors == list(range(1, MAX_MESSAGES_PER_CONVERSATION + 1))
+
+
+def test_first_appends_race_to_create_one_conversation(workspace):
+    start = threading.Barrier(8)
+
+    @_in_thread
+    def appender(worker: int) -> str:
+        start.wait()
+        return message_append(workspace=workspace, external_id="fresh", role="user", content=f"w{worker}", user_id="u").message.pk
+
+    with ThreadPoolExecutor(8) as pool:
+        ids = list(pool.map(appender, range(8)))
+    assert len(set(ids)) == 8
+    conversation = Conversation.objects.get(workspace=workspace, external_id="fresh")
+    assert conversation.message_count == 8
+    assert Branch.objects.filter(conversation=conversation).count() == 1
+    assert sorted(Message.objects.values_list("floor_no", flat=True)) == list(range(1, 9))
+
+
+def test_same_idempotency_key_from_concurrent_requests_writes_once(workspace):
+    start = threading.Barrier(6)
+
+    @_in_thread
+    def appender(worker: int) -> tuple[str, bool]:
+        start.wait()
+        # Different conversations: the unique constraint, not the row lock, decides.
+        result = message_append(workspace=workspace, external_id=f"c{worker % 2}", role="user", content="same", idempotency_key="k")
+        return result.message.pk, result.created
+
+    errors = []
+    results = []
+    with ThreadPoolExecutor(6) as pool:
+        for future in [pool.submit(appender, w) for w in range(6)]:
+            try:
+                results.append(future.result())
+            except Exception as exc:  # the other conversation's requests are refused as conflicts
+                errors.append(type(exc).__name__)
+    assert Message.objects.filter(idempotency_key="k").count() == 1
+    assert sum(1 for _, created in results if created) == 1
+    assert len({pk for pk, _ in results}) == 1
+    assert set(errors) <= {"ConflictError"}
+    assert len(results) + len(errors) == 6
+
+
+def test_paging_during_concurrent_appends_never_skips_or_repeats(workspace):
+    for i in range(5):
+        message_append(workspace=workspace, external_id="live", role="user", content=f"seed{i}")
+    stop = threading.Event()
+
+    @_in_thread
+    def writer(worker: int) -> int:
+        count = 0
+        while not stop.is_set() and count < 60:
+            message_append(workspace=workspace, external_id="live", role="assistant", content=f"w{worker}-{count}")
+            count += 1
+        return count
+
+    seen: list[str] = []
+    with ThreadPoolExecutor(3) as pool:
+        futures = [pool.submit(writer, w) for w in range(3)]
+        cursor = None
+        idle_rounds = 0
+        while idle_rounds < 3:
+            page = message_page(workspace=workspace, external_id="live", limit=7, after=cursor)
+            seen += [m.pk for m in page.messages]
+            if page.messages:
+                cursor = page.messages[-1].pk
+            writers_done = all(f.done() for f in futures)
+            idle_rounds = idle_rounds + 1 if (writers_done and not page.messages) else 0
+        stop.set()
+        written = sum(f.result() for f in futures)
+    connection.close()
+    expected = list(Message.objects.filter(conversation__external_id="live").order_by("floor_no").values_list("pk", flat=True))
+    assert len(expected) == 5 + written
+    assert seen == expected
