@@ -1,7 +1,11 @@
 from rest_framework.routers import SimpleRouter
 
 from memories.urls_stores import store_urlpatterns
+from memories.views.edges import MemoryEdgeViewSet
+from memories.views.items import MemoryItemViewSet
 
 router = SimpleRouter(trailing_slash=False)
+router.register("memories", MemoryItemViewSet, basename="memory-item")
+router.register("memory_edges", MemoryEdgeViewSet, basename="memory-edge")
 
 urlpatterns = [*router.urls, *store_urlpatterns]

@@ -92,6 +92,10 @@ def _check_coverage(item: MemoryItem) -> None:
 
 
 def check_preconditions(item: MemoryItem, *, expected_version: int | None, expected_content_sha256: str | None) -> None:
+    if expected_version is not None and (isinstance(expected_version, bool) or not isinstance(expected_version, int)):
+        raise ValidationError("expected_version: must be an integer.")
+    if expected_content_sha256 is not None and not isinstance(expected_content_sha256, str):
+        raise ValidationError("expected_content_sha256: must be a string.")
     if expected_version is not None and item.version != expected_version:
         raise PreconditionFailedError(
             f"Memory '{item.pk}' is at version {item.version}, not {expected_version}.",

@@ -1,0 +1,156 @@
+"""Spec 003's memory items over REST (`/v1/memories...`): CRUD, stats, batch
+actions, and the item's version history (list, get, redact, restore). Views
+parse, call one service or selector, and serialize."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.db.models import QuerySet
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from memories.selectors import item_versions as version_selectors
+from memories.selectors import items as selectors
+from memories.serializers.items import (
+    MemoryBatchDeleteInputSerializer,
+    MemoryBatchStatusInputSerializer,
+    MemoryItemCreateInputSerializer,
+    MemoryItemOutputSerializer,
+    MemoryItemUpdateInputSerializer,
+    MemoryItemVersionOutputSerializer,
+    MemoryRestoreInputSerializer,
+)
+from memories.services import items as services
+from memories.services import items_batch as batch_services
+from memories.services.versioning import memory_version_redact
+from memory_project.api import request_actor, request_workspace
+from memory_project.errors import ValidationError
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+MAX_OFFSET = 1_000_000
+
+
+def _int_param(params: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:
+    raw = params.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        raise ValidationError(f"{name}: must be an integer.")
+    if not low <= value <= high:
+        raise ValidationError(f"{name}: must be between {low} and {high}.")
+    return value
+
+
+def paginate(queryset: QuerySet, params: Mapping[str, Any], serializer_class) -> dict[str, Any]:
+    """Spec 003's offset page: `{"data": [...], "meta": {"total", "limit", "offset"}}`."""
+    limit = _int_param(params, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+    offset = _int_param(params, "offset", 0, 0, MAX_OFFSET)
+    total = queryset.count()
+    rows = list(queryset[offset : offset + limit]) if offset < total else []
+    return {
+        "data": serializer_class(rows, many=True).data,
+        "meta": {"total": total, "limit": limit, "offset": offset},
+    }
+
+
+def validated(serializer_class, request: Request) -> dict[str, Any]:
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+class MemoryItemViewSet(viewsets.GenericViewSet):
+    lookup_url_kwarg = "memory_id"
+
+    def list(self, request: Request) -> Response:
+        queryset = selectors.memory_item_list(workspace=request_workspace(request), filters=request.query_params)
+        return Response(paginate(queryset, request.query_params, MemoryItemOutputSerializer))
+
+    def create(self, request: Request) -> Response:
+        data = validated(MemoryItemCreateInputSerializer, request)
+        item = services.memory_item_create(workspace=request_workspace(request), actor=request_actor(request), **data)
+        return Response({"data": MemoryItemOutputSerializer(item).data}, status=status.HTTP_201_CREATED)
+
+    def retrieve(self, request: Request, memory_id: str) -> Response:
+        item = selectors.memory_item_get(workspace=request_workspace(request), memory_id=memory_id)
+        return Response({"data": MemoryItemOutputSerializer(item).data})
+
+    def partial_update(self, request: Request, memory_id: str) -> Response:
+        data = validated(MemoryItemUpdateInputSerializer, request)
+        expected_version = data.pop("expected_version", None)
+        expected_sha = data.pop("expected_content_sha256", None)
+        item = services.memory_item_update(
+            workspace=request_workspace(request),
+            actor=request_actor(request),
+            memory_id=memory_id,
+            changes=data,
+            expected_version=expected_version,
+            expected_content_sha256=expected_sha,
+        )
+        return Response({"data": MemoryItemOutputSerializer(item).data})
+
+    def destroy(self, request: Request, memory_id: str) -> Response:
+        services.memory_item_delete(
+            workspace=request_workspace(request), actor=request_actor(request), memory_id=memory_id
+        )
+        return Response({"data": {"id": memory_id, "deleted": True}})
+
+    @action(detail=False, methods=["get"])
+    def stats(self, request: Request) -> Response:
+        data = selectors.memory_item_stats(workspace=request_workspace(request), filters=request.query_params)
+        return Response({"data": data})
+
+    @action(detail=False, methods=["patch"], url_path="batch/status")
+    def batch_status(self, request: Request) -> Response:
+        data = validated(MemoryBatchStatusInputSerializer, request)
+        result = batch_services.memory_items_set_status(
+            workspace=request_workspace(request), actor=request_actor(request), **data
+        )
+        return Response({"data": {"results": result.results, "meta": result.counts}})
+
+    @action(detail=False, methods=["post"], url_path="batch/delete")
+    def batch_delete(self, request: Request) -> Response:
+        data = validated(MemoryBatchDeleteInputSerializer, request)
+        result = batch_services.memory_items_delete(
+            workspace=request_workspace(request), actor=request_actor(request), **data
+        )
+        return Response({"data": {"results": result.results, "meta": result.counts}})
+
+    @action(detail=True, methods=["get"])
+    def versions(self, request: Request, memory_id: str) -> Response:
+        queryset = version_selectors.memory_item_version_list(
+            workspace=request_workspace(request), memory_id=memory_id, filters=request.query_params
+        )
+        return Response(paginate(queryset, request.query_params, MemoryItemVersionOutputSerializer))
+
+    @action(detail=True, methods=["get"], url_path=r"versions/(?P<version_id>[^/.]+)")
+    def version(self, request: Request, memory_id: str, version_id: str) -> Response:
+        version = version_selectors.memory_item_version_get(
+            workspace=request_workspace(request), memory_id=memory_id, version_id=version_id
+        )
+        return Response({"data": MemoryItemVersionOutputSerializer(version).data})
+
+    @action(detail=True, methods=["post"], url_path=r"versions/(?P<version_id>[^/.]+)/redact")
+    def redact(self, request: Request, memory_id: str, version_id: str) -> Response:
+        workspace = request_workspace(request)
+        version_selectors.memory_item_version_get(workspace=workspace, memory_id=memory_id, version_id=version_id)
+        version = memory_version_redact(workspace=workspace, version_id=version_id, actor=request_actor(request))
+        return Response({"data": MemoryItemVersionOutputSerializer(version).data})
+
+    @action(detail=True, methods=["post"])
+    def restore(self, request: Request, memory_id: str) -> Response:
+        data = validated(MemoryRestoreInputSerializer, request)
+        item = services.memory_item_restore(
+            workspace=request_workspace(request),
+            actor=request_actor(request),
+            memory_id=memory_id,
+            version_id=data["version_id"],
+        )
+        return Response({"data": MemoryItemOutputSerializer(item).data})
