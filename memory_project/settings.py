@@ -236,6 +236,18 @@ MEMORY_COMPACT_MIN_MICROS = env_int("MEMORY_COMPACT_MIN_MICROS", 8)
 MEMORY_VERSION_RETENTION_DAYS = env_int("MEMORY_VERSION_RETENTION_DAYS", 30)
 MEMORY_CONVERSATION_EXPIRE_DAYS = env_int("MEMORY_CONVERSATION_EXPIRE_DAYS", 0)  # 0 = never
 MEMORY_MAINTENANCE_INTERVAL_SECONDS = env_int("MEMORY_MAINTENANCE_INTERVAL_SECONDS", 600)
+# Periodic work, declared here and nowhere else.
+CELERY_BEAT_SCHEDULE = {
+    # Compaction of due scopes, extraction of idle dirty scopes, recovery of jobs
+    # whose worker died, version retention, store-item TTLs and conversation
+    # expiry. Ten minutes by default: compaction needs several micro summaries to
+    # gather (minutes of chat), TTLs and retention are counted in hours or days,
+    # and a dead worker's job is only declared stale after ten minutes anyway.
+    "memory-maintenance": {
+        "task": "memories.tasks.schedule_maintenance_task",
+        "schedule": float(MEMORY_MAINTENANCE_INTERVAL_SECONDS),
+    },
+}
 
 # Language model: "offline" (default, no network), "openai" (any OpenAI-compatible
 # endpoint) or "anthropic".
@@ -245,6 +257,9 @@ LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "")
 LLM_API_KEY = os.environ.get("LLM_API_KEY", "")
 LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 60.0)
 LLM_MAX_RETRIES = min(env_int("LLM_MAX_RETRIES", 4), 5)
+# A pause per extraction batch in the offline provider: lets tests and demos
+# stop a worker mid-job. 0 in normal use.
+LLM_OFFLINE_DELAY_SECONDS = env_float("LLM_OFFLINE_DELAY_SECONDS", 0.0)
 EMBEDDING_PROVIDER = os.environ.get("EMBEDDING_PROVIDER", "")
 EMBEDDING_MODEL = os.environ.get("EMBEDDING_MODEL", "")
 
@@ -256,6 +271,8 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not EMBEDDED)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not EMBEDDED)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+# Load balancers probe the health check over plain HTTP on the private side.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
