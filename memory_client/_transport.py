@@ -1,0 +1,157 @@
+"""HTTP plumbing shared by the sync and async clients: one description of a
+call (`Call`), one retry policy, one error mapping."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from memory_client.errors import MemoryConnectionError, MemoryServiceError, error_for
+
+# Methods a retry cannot turn into a second effect.
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+MAX_BACKOFF_SECONDS = 8.0
+
+
+def seg(value: str) -> str:
+    """One URL path segment: everything percent-encoded, `/` included."""
+    if not isinstance(value, str) or not value:
+        raise TypeError("path identifiers must be non-empty strings")
+    return quote(value, safe="")
+
+
+def data_of(response: httpx.Response) -> Any:
+    if response.status_code == 204 or not response.content:
+        return None
+    body = response.json()
+    return body.get("data") if isinstance(body, dict) and "data" in body else body
+
+
+def body_of(response: httpx.Response) -> Any:
+    if response.status_code == 204 or not response.content:
+        return None
+    return response.json()
+
+
+def nothing(response: httpx.Response) -> None:
+    return None
+
+
+@dataclass
+class Call:
+    method: str
+    path: str
+    params: dict[str, Any] | None = None
+    json: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    parse: Callable[[httpx.Response], Any] = data_of
+    # None: decided by the method (and an Idempotency-Key header).
+    retry: bool | None = None
+    # Statuses that are an answer, not an error (e.g. 404 for "absent").
+    accept: frozenset[int] = frozenset()
+
+    def retryable(self) -> bool:
+        if self.retry is not None:
+            return self.retry
+        return self.method in IDEMPOTENT_METHODS or "Idempotency-Key" in self.headers
+
+    def query(self) -> dict[str, Any] | None:
+        if not self.params:
+            return None
+        out: dict[str, Any] = {}
+        for key, value in self.params.items():
+            if value is None:
+                continue
+            out[key] = ("true" if value else "false") if isinstance(value, bool) else value
+        return out
+
+
+def with_idempotency_key(call: Call, key: str | None = None) -> Call:
+    call.headers.setdefault("Idempotency-Key", key or f"mc-{uuid.uuid4().hex}")
+    return call
+
+
+@dataclass
+class RetryPolicy:
+    max_retries: int = 2
+    backoff: float = 0.25
+
+    def delay(self, attempt: int, response: httpx.Response | None) -> float:
+        if response is not None:
+            retry_after = response.headers.get("Retry-After")
+            if retry_after:
+                try:
+                    return min(float(retry_after), MAX_BACKOFF_SECONDS)
+                except ValueError:
+                    pass
+        return min(self.backoff * (2**attempt), MAX_BACKOFF_SECONDS) * (0.5 + random.random() / 2)
+
+
+def _should_retry(call: Call, attempt: int, policy: RetryPolicy, response: httpx.Response | None) -> bool:
+    if attempt >= policy.max_retries:
+        return False
+    if response is not None and response.headers.get("x-should-retry") == "false":
+        return False
+    if response is not None and response.status_code == 429:
+        return True  # refused before any work was done
+    return call.retryable()
+
+
+def _finish(call: Call, response: httpx.Response) -> Any:
+    if response.status_code >= 400 and response.status_code not in call.accept:
+        try:
+            body = response.json()
+        except ValueError:
+            body = response.text
+        raise error_for(response.status_code, body)
+    return call.parse(response)
+
+
+def run_sync(client: httpx.Client, call: Call, policy: RetryPolicy) -> Any:
+    attempt = 0
+    while True:
+        try:
+            response = client.request(call.method, call.path, params=call.query(), json=call.json, headers=call.headers)
+        except httpx.TransportError as exc:
+            if not _should_retry(call, attempt, policy, None):
+                raise MemoryConnectionError(f"{call.method} {call.path}: {exc.__class__.__name__}: {exc}") from exc
+            time.sleep(policy.delay(attempt, None))
+            attempt += 1
+            continue
+        if response.status_code in RETRY_STATUSES and _should_retry(call, attempt, policy, response):
+            time.sleep(policy.delay(attempt, response))
+            attempt += 1
+            continue
+        return _finish(call, response)
+
+
+async def run_async(client: httpx.AsyncClient, call: Call, policy: RetryPolicy) -> Any:
+    attempt = 0
+    while True:
+        try:
+            response = await client.request(
+                call.method, call.path, params=call.query(), json=call.json, headers=call.headers
+            )
+        except httpx.TransportError as exc:
+            if not _should_retry(call, attempt, policy, None):
+                raise MemoryConnectionError(f"{call.method} {call.path}: {exc.__class__.__name__}: {exc}") from exc
+            await asyncio.sleep(policy.delay(attempt, None))
+            attempt += 1
+            continue
+        if response.status_code in RETRY_STATUSES and _should_retry(call, attempt, policy, response):
+            await asyncio.sleep(policy.delay(attempt, response))
+            attempt += 1
+            continue
+        return _finish(call, response)
+
+
+__all__ = ["Call", "MemoryServiceError", "RetryPolicy", "body_of", "data_of", "nothing", "run_async", "run_sync", "seg"]

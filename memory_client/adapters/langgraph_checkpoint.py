@@ -1,0 +1,244 @@
+"""LangGraph `BaseCheckpointSaver` over the memory service (sync and async).
+
+A thread is a conversation. Checkpoints and pending writes travel as the
+saver's serializer wrote them (`serde.dumps_typed`: a type string and bytes,
+base64 on the wire), so any serializer round-trips unchanged.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_id,
+    get_serializable_checkpoint_metadata,
+)
+
+from memory_client._transport import Call, nothing
+from memory_client.adapters._connections import Connections
+
+PAGE_SIZE = 100
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+class MemoryCheckpointSaver(BaseCheckpointSaver[str]):
+    def __init__(self, config: Any, *, serde: Any = None):
+        super().__init__(serde=serde)
+        self._conn = Connections(config)
+
+    # --- Wire <-> LangGraph ---------------------------------------------------
+
+    def _tuple(self, data: dict[str, Any]) -> CheckpointTuple:
+        thread_id, ns = data["thread_id"], data["checkpoint_ns"]
+        checkpoint = self.serde.loads_typed((data["type"], base64.b64decode(data["checkpoint"])))
+        parent = data.get("parent_checkpoint_id")
+        return CheckpointTuple(
+            config={"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": data["checkpoint_id"]}},
+            checkpoint=checkpoint,
+            metadata=data.get("metadata") or {},
+            parent_config=(
+                {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": parent}} if parent else None
+            ),
+            pending_writes=[
+                (write["task_id"], write["channel"], self.serde.loads_typed((write["type"], base64.b64decode(write["value"]))))
+                for write in data.get("pending_writes") or []
+            ],
+        )
+
+    @staticmethod
+    def _tuple_call(config: RunnableConfig) -> Call:
+        configurable = config["configurable"]
+        params = {
+            "thread_id": configurable["thread_id"],
+            "checkpoint_ns": configurable.get("checkpoint_ns", ""),
+            "checkpoint_id": get_checkpoint_id(config),
+        }
+        return Call("GET", "langgraph_checkpoints/tuple", params=params)
+
+    @staticmethod
+    def _list_params(
+        config: RunnableConfig | None, filter: dict[str, Any] | None, before: RunnableConfig | None
+    ) -> dict[str, Any]:
+        params: dict[str, Any] = {}
+        configurable = (config or {}).get("configurable") or {}
+        if "thread_id" in configurable:
+            params["thread_id"] = configurable["thread_id"]
+        if "checkpoint_ns" in configurable:
+            params["checkpoint_ns"] = configurable["checkpoint_ns"]
+        if configurable.get("checkpoint_id"):
+            params["checkpoint_id"] = configurable["checkpoint_id"]
+        if before is not None and get_checkpoint_id(before):
+            params["before"] = get_checkpoint_id(before)
+        if filter:
+            params["filter"] = json.dumps(filter)
+        return params
+
+    def _put_call(
+        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata
+    ) -> tuple[Call, RunnableConfig]:
+        configurable = config["configurable"]
+        thread_id, ns = configurable["thread_id"], configurable.get("checkpoint_ns", "")
+        type_, data = self.serde.dumps_typed(checkpoint)
+        body = {
+            "thread_id": thread_id,
+            "checkpoint_ns": ns,
+            "checkpoint_id": checkpoint["id"],
+            "parent_checkpoint_id": configurable.get("checkpoint_id"),
+            "type": type_,
+            "checkpoint": _b64(data),
+            "metadata": get_serializable_checkpoint_metadata(config, metadata),
+        }
+        # An upsert by (thread, namespace, id): safe to retry.
+        call = Call("POST", "langgraph_checkpoints", json=body, parse=nothing, retry=True)
+        return call, {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
+
+    def _writes_call(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str) -> Call:
+        configurable = config["configurable"]
+        rows = []
+        for idx, (channel, value) in enumerate(writes):
+            type_, data = self.serde.dumps_typed(value)
+            rows.append({"idx": WRITES_IDX_MAP.get(channel, idx), "channel": channel, "type": type_, "value": _b64(data)})
+        body = {
+            "thread_id": configurable["thread_id"],
+            "checkpoint_ns": configurable.get("checkpoint_ns", ""),
+            "checkpoint_id": configurable["checkpoint_id"],
+            "task_id": task_id,
+            "task_path": task_path,
+            "writes": rows,
+        }
+        # Regular writes are insert-or-ignore and special ones overwrite: replays are harmless.
+        return Call("POST", "langgraph_checkpoints/writes", json=body, parse=nothing, retry=True)
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        """Zero-padded, string-comparable versions, as LangGraph's own savers make."""
+        if current is None:
+            current_v = 0
+        elif isinstance(current, int):
+            current_v = current
+        else:
+            current_v = int(current.split(".")[0])
+        return f"{current_v + 1:032}.{random.random():016}"
+
+    # --- Sync -----------------------------------------------------------------
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        data = self._conn.run(self._tuple_call(config))
+        return self._tuple(data) if data else None
+
+    def list(
+        self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None, limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        params = self._list_params(config, filter, before)
+        remaining = limit
+        while remaining is None or remaining > 0:
+            size = PAGE_SIZE if remaining is None else min(PAGE_SIZE, remaining)
+            page = self._conn.run(Call("GET", "langgraph_checkpoints", params={**params, "limit": size}, parse=lambda r: r.json()))
+            for data in page["data"]:
+                yield self._tuple(data)
+            if remaining is not None:
+                remaining -= len(page["data"])
+            cursor = page["meta"].get("next_cursor")
+            if not cursor:
+                return
+            params["cursor"] = cursor
+
+    def put(
+        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions
+    ) -> RunnableConfig:
+        call, stored = self._put_call(config, checkpoint, metadata)
+        self._conn.run(call)
+        return stored
+
+    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
+        if writes:
+            self._conn.run(self._writes_call(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        self._conn.run(Call("POST", "langgraph_checkpoints/delete_thread", json={"thread_id": str(thread_id)}, parse=nothing, retry=True))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        if run_ids:
+            self._conn.run(Call("POST", "langgraph_checkpoints/delete_for_runs", json={"run_ids": [str(r) for r in run_ids]}, retry=True))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        body = {"source_thread_id": str(source_thread_id), "target_thread_id": str(target_thread_id)}
+        self._conn.run(Call("POST", "langgraph_checkpoints/copy_thread", json=body, retry=True))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        if thread_ids:
+            body = {"thread_ids": [str(t) for t in thread_ids], "strategy": strategy}
+            self._conn.run(Call("POST", "langgraph_checkpoints/prune", json=body, retry=True))
+
+    # --- Async ----------------------------------------------------------------
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        data = await self._conn.arun(self._tuple_call(config))
+        return self._tuple(data) if data else None
+
+    async def alist(
+        self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None, limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        params = self._list_params(config, filter, before)
+        remaining = limit
+        while remaining is None or remaining > 0:
+            size = PAGE_SIZE if remaining is None else min(PAGE_SIZE, remaining)
+            page = await self._conn.arun(
+                Call("GET", "langgraph_checkpoints", params={**params, "limit": size}, parse=lambda r: r.json())
+            )
+            for data in page["data"]:
+                yield self._tuple(data)
+            if remaining is not None:
+                remaining -= len(page["data"])
+            cursor = page["meta"].get("next_cursor")
+            if not cursor:
+                return
+            params["cursor"] = cursor
+
+    async def aput(
+        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions
+    ) -> RunnableConfig:
+        call, stored = self._put_call(config, checkpoint, metadata)
+        await self._conn.arun(call)
+        return stored
+
+    async def aput_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        if writes:
+            await self._conn.arun(self._writes_call(config, writes, task_id, task_path))
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await self._conn.arun(
+            Call("POST", "langgraph_checkpoints/delete_thread", json={"thread_id": str(thread_id)}, parse=nothing, retry=True)
+        )
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        if run_ids:
+            await self._conn.arun(
+                Call("POST", "langgraph_checkpoints/delete_for_runs", json={"run_ids": [str(r) for r in run_ids]}, retry=True)
+            )
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        body = {"source_thread_id": str(source_thread_id), "target_thread_id": str(target_thread_id)}
+        await self._conn.arun(Call("POST", "langgraph_checkpoints/copy_thread", json=body, retry=True))
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        if thread_ids:
+            body = {"thread_ids": [str(t) for t in thread_ids], "strategy": strategy}
+            await self._conn.arun(Call("POST", "langgraph_checkpoints/prune", json=body, retry=True))

@@ -1,0 +1,246 @@
+"""`MemoryClient` (sync) and `AsyncMemoryClient` (async) over httpx.
+
+Both expose the same methods (every REST operation of the service, see
+`memory_client._operations`), cursor iteration helpers and the framework
+adapter factories. Nothing here imports Django.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from memory_client import _operations as ops
+from memory_client import formats
+from memory_client._transport import Call, RetryPolicy, run_async, run_sync
+from memory_client.types import Message
+
+DEFAULT_TIMEOUT = 30.0
+USER_AGENT = "memory-client/0.1"
+
+
+@dataclass
+class ClientConfig:
+    """What it takes to open a connection: shared by a client and its adapters."""
+
+    base_url: str
+    api_key: str
+    timeout: float = DEFAULT_TIMEOUT
+    max_retries: int = 2
+    headers: dict[str, str] = field(default_factory=dict)
+    # Test seams: an httpx transport for the sync / async client.
+    transport: httpx.BaseTransport | None = None
+    async_transport: httpx.AsyncBaseTransport | None = None
+
+    def api_root(self) -> str:
+        root = self.base_url.rstrip("/")
+        return root if root.endswith("/v1") else root + "/v1"
+
+    def _kwargs(self) -> dict[str, Any]:
+        return {
+            "base_url": self.api_root() + "/",
+            "timeout": httpx.Timeout(self.timeout),
+            "headers": {"Authorization": f"Bearer {self.api_key}", "User-Agent": USER_AGENT, **self.headers},
+        }
+
+    def sync_http(self) -> httpx.Client:
+        return httpx.Client(transport=self.transport, **self._kwargs())
+
+    def async_http(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(transport=self.async_transport, **self._kwargs())
+
+
+def _config(base_url: str | None, api_key: str | None, **kwargs: Any) -> ClientConfig:
+    base_url = base_url or os.environ.get("MEMORY_BASE_URL")
+    api_key = api_key or os.environ.get("MEMORY_API_KEY")
+    if not base_url or not api_key:
+        raise ValueError("base_url and api_key are required (or set MEMORY_BASE_URL and MEMORY_API_KEY)")
+    return ClientConfig(base_url=base_url, api_key=api_key, **kwargs)
+
+
+def _sync_method(factory: Callable[..., Call]) -> Callable[..., Any]:
+    @functools.wraps(factory)
+    def method(self: MemoryClient, **kwargs: Any) -> Any:
+        return self._run(factory(**kwargs))
+
+    return method
+
+
+def _async_method(factory: Callable[..., Call]) -> Callable[..., Any]:
+    @functools.wraps(factory)
+    async def method(self: AsyncMemoryClient, **kwargs: Any) -> Any:
+        return await self._run(factory(**kwargs))
+
+    return method
+
+
+class _Shared:
+    config: ClientConfig
+
+    # Pure conversions (spec 000): no request is made.
+    to_anthropic_messages = staticmethod(formats.to_anthropic_messages)
+    to_openai_input = staticmethod(formats.to_openai_input)
+    to_anthropic = staticmethod(formats.to_anthropic)
+
+    # --- Framework adapters ------------------------------------------------------
+
+    def claude_session_store(self):
+        """A `claude_agent_sdk` `SessionStore` (all optional methods included)."""
+        from memory_client.adapters.claude import MemorySessionStore
+
+        return MemorySessionStore(self.config)
+
+    def openai_session(self, session_id: str, max_items: int | None = None, *, session_settings: Any = None):
+        """An `agents` `Session`; `max_items` is the default `get_items` limit."""
+        from memory_client.adapters.openai_agents import MemoryOpenAISession
+
+        return MemoryOpenAISession(self.config, session_id, max_items=max_items, session_settings=session_settings)
+
+    def langgraph_checkpointer_for(self, *, serde: Any = None):
+        from memory_client.adapters.langgraph_checkpoint import MemoryCheckpointSaver
+
+        return MemoryCheckpointSaver(self.config, serde=serde)
+
+    @functools.cached_property
+    def langgraph_checkpointer(self):
+        """A LangGraph `BaseCheckpointSaver` (sync and async)."""
+        return self.langgraph_checkpointer_for()
+
+    def langgraph_store_for(self, store_id: str | None = None, *, ttl: dict[str, Any] | None = None):
+        """A LangGraph `BaseStore` over the documents of a memory store (by default
+        the workspace's `langgraph` store)."""
+        from memory_client.adapters.langgraph_store import MemoryLangGraphStore
+
+        return MemoryLangGraphStore(self.config, store_id=store_id, ttl=ttl)
+
+    @functools.cached_property
+    def langgraph_store(self):
+        return self.langgraph_store_for()
+
+
+class MemoryClient(_Shared):
+    """Synchronous client. `MemoryClient(base_url, api_key)`, or the
+    `MEMORY_BASE_URL` / `MEMORY_API_KEY` environment variables."""
+
+    def __init__(self, base_url: str | None = None, api_key: str | None = None, **kwargs: Any):
+        self.config = _config(base_url, api_key, **kwargs)
+        self._policy = RetryPolicy(max_retries=self.config.max_retries)
+        self._http = self.config.sync_http()
+
+    def _run(self, call: Call) -> Any:
+        return run_sync(self._http, call, self._policy)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> MemoryClient:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def iter_messages(self, *, conversation_id: str, page_size: int = 100, **params: Any) -> Iterator[Message]:
+        """Every message of a conversation, following the cursor."""
+        after = params.pop("after", None)
+        while True:
+            page = self._run(ops.get_messages_page(conversation_id=conversation_id, limit=page_size, after=after, **params))
+            yield from page.data
+            if not page.next_cursor or not page.data:
+                return
+            after = page.next_cursor
+
+    def iter_conversations(self, *, page_size: int = 100, **params: Any) -> Iterator[Any]:
+        after = params.pop("after", None)
+        while True:
+            result = self._run(ops.list_conversations(limit=page_size, after=after, **params))
+            yield from result.items
+            if not result.next_cursor or not result.items:
+                return
+            after = result.next_cursor
+
+    def iter_store_memories(self, *, store_id: str, **params: Any) -> Iterator[dict[str, Any]]:
+        """Every memory (and prefix roll-up) of a store, following `next_page`."""
+        page_token = params.pop("page", None)
+        while True:
+            page = self._run(ops.list_store_memories(store_id=store_id, page=page_token, **params))
+            yield from page.data
+            if not page.next_cursor:
+                return
+            page_token = page.next_cursor
+
+    def anthropic_memory_tool(self, store_id: str, **kwargs: Any):
+        """An `anthropic` `BetaAbstractMemoryTool` (`memory_20250818`) backed by a memory store."""
+        from memory_client.adapters.anthropic_memory import MemoryStoreMemoryTool
+
+        return MemoryStoreMemoryTool(self, store_id, **kwargs)
+
+
+class AsyncMemoryClient(_Shared):
+    """Asynchronous twin of `MemoryClient`: the same methods, awaited."""
+
+    def __init__(self, base_url: str | None = None, api_key: str | None = None, **kwargs: Any):
+        self.config = _config(base_url, api_key, **kwargs)
+        self._policy = RetryPolicy(max_retries=self.config.max_retries)
+        self._http = self.config.async_http()
+
+    async def _run(self, call: Call) -> Any:
+        return await run_async(self._http, call, self._policy)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncMemoryClient:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+    async def iter_messages(self, *, conversation_id: str, page_size: int = 100, **params: Any) -> AsyncIterator[Message]:
+        after = params.pop("after", None)
+        while True:
+            page = await self._run(
+                ops.get_messages_page(conversation_id=conversation_id, limit=page_size, after=after, **params)
+            )
+            for message in page.data:
+                yield message
+            if not page.next_cursor or not page.data:
+                return
+            after = page.next_cursor
+
+    async def iter_conversations(self, *, page_size: int = 100, **params: Any) -> AsyncIterator[Any]:
+        after = params.pop("after", None)
+        while True:
+            result = await self._run(ops.list_conversations(limit=page_size, after=after, **params))
+            for item in result.items:
+                yield item
+            if not result.next_cursor or not result.items:
+                return
+            after = result.next_cursor
+
+    async def iter_store_memories(self, *, store_id: str, **params: Any) -> AsyncIterator[dict[str, Any]]:
+        page_token = params.pop("page", None)
+        while True:
+            page = await self._run(ops.list_store_memories(store_id=store_id, page=page_token, **params))
+            for item in page.data:
+                yield item
+            if not page.next_cursor:
+                return
+            page_token = page.next_cursor
+
+    def anthropic_memory_tool(self, store_id: str, **kwargs: Any):
+        """An `anthropic` `BetaAsyncAbstractMemoryTool` backed by a memory store."""
+        from memory_client.adapters.anthropic_memory import AsyncMemoryStoreMemoryTool
+
+        return AsyncMemoryStoreMemoryTool(self, store_id, **kwargs)
+
+
+for _name in ops.PUBLIC:
+    _factory = getattr(ops, _name)
+    setattr(MemoryClient, _name, _sync_method(_factory))
+    setattr(AsyncMemoryClient, _name, _async_method(_factory))
+
