@@ -8,6 +8,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from conversations.models import MAIN_BRANCH, Branch, Conversation, Message, Role
@@ -17,6 +19,7 @@ def epoch_ms(value: datetime | None) -> int | None:
     return None if value is None else int(value.timestamp() * 1000)
 
 
+@extend_schema_field(OpenApiTypes.INT)
 class EpochMsField(serializers.Field):
     def to_representation(self, value: datetime | None) -> int | None:
         return epoch_ms(value)

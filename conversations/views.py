@@ -17,6 +17,7 @@ from rest_framework.settings import APISettings
 from rest_framework.viewsets import GenericViewSet
 
 from conversations import formats, selectors, services
+from conversations.models import Branch, Conversation, Message
 from conversations.serializers import (
     BranchCreateInputSerializer,
     BranchOutputSerializer,
@@ -69,6 +70,7 @@ def _message_data(messages: list, *, conversation_id: str, branch_names: dict[st
 
 
 class ConversationViewSet(ConversationScopedViewSet):
+    queryset = Conversation.objects.none()  # for the schema; reads go through selectors
     serializer_class = ConversationOutputSerializer
 
     @extend_schema(parameters=[ConversationListInputSerializer])
@@ -130,6 +132,7 @@ class _MessageFormatNegotiation(DefaultContentNegotiation):
 
 
 class MessageViewSet(ConversationScopedViewSet):
+    queryset = Message.objects.none()
     serializer_class = MessageOutputSerializer
     content_negotiation_class = _MessageFormatNegotiation
 
@@ -178,6 +181,7 @@ class MessageViewSet(ConversationScopedViewSet):
             return Response({"data": body}, status=status.HTTP_201_CREATED)
         return Response({"data": body}, status=status.HTTP_200_OK, headers={"Idempotent-Replayed": "true"})
 
+    @extend_schema(operation_id="conversations_messages_clear")
     def clear(self, request: Request, conversation_id: str) -> Response:
         workspace = request_workspace(request)
         deleted = services.messages_clear(workspace=workspace, external_id=conversation_id)
@@ -202,6 +206,7 @@ class MessageViewSet(ConversationScopedViewSet):
 
 
 class BranchViewSet(ConversationScopedViewSet):
+    queryset = Branch.objects.none()
     serializer_class = BranchOutputSerializer
 
     def list(self, request: Request, conversation_id: str) -> Response:
