@@ -14,8 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from rest_framework import serializers, viewsets
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import APISettings
 
 from accounts.actors import Actor
 from conversations.models import AccessMode
@@ -45,7 +47,14 @@ def _access(request: Request, store: MemoryStore, conversation_id: str | None) -
     return access, f"Memory store '{store.pk}' is attached read-only to conversation '{conversation_id}'."
 
 
+class _ToolFormatNegotiation(DefaultContentNegotiation):
+    """`?format=` names the tool format here, not DRF's renderer override."""
+
+    settings = APISettings(user_settings={"URL_FORMAT_OVERRIDE": None})
+
+
 class MemoryToolViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
+    content_negotiation_class = _ToolFormatNegotiation
     # Read tools are allowed with a read-only key; the executor refuses the
     # write tools for such a key (403).
     read_only_safe_actions = ("execute",)
