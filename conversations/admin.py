@@ -1,0 +1,175 @@
+"""Conversations in the review console: read-only (agents write them through
+the API). A conversation's page shows a branch's floors in order, a page at a
+time, each beside the memories derived from it, and the rolling summary."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import Q
+from django.utils.html import format_html
+
+from conversations.models import Branch, Conversation, Message
+from conversations.selectors import branch_list, branch_messages, branch_view
+from memories.admin.derived import memories_for_floors
+from memories.admin.history import floor_anchor
+
+FLOORS_PER_PAGE = 100
+# A message may hold up to 50 MB; the page shows the head of each.
+MAX_SHOWN_CHARS = 4000
+
+
+def message_text(content: Any) -> str:
+    """A message's content as readable text: strings as they are, content
+    blocks by their text, anything else as JSON."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, dict) and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+            else:
+                parts.append(json.dumps(block, ensure_ascii=False))
+        return "\n".join(parts)
+    return json.dumps(content, ensure_ascii=False, indent=2)
+
+
+@dataclass
+class FloorRow:
+    message: Message
+    anchor: str
+    text: str
+    hidden_chars: int
+    memories: list = field(default_factory=list)
+
+
+class HasSummaryFilter(admin.SimpleListFilter):
+    title = "rolling summary"
+    parameter_name = "summary"
+
+    def lookups(self, request, model_admin):
+        return (("yes", "Has a summary"), ("no", "No summary yet"))
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(metadata__has_key="summary")
+        if self.value() == "no":
+            return queryset.filter(~Q(metadata__has_key="summary"))
+        return queryset
+
+
+@admin.register(Conversation)
+class ConversationAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "workspace", "user_id", "source", "message_count", "has_summary", "last_message_at"]
+    list_filter = [HasSummaryFilter, "source", "workspace"]
+    search_fields = ["external_id", "=user_id"]
+    search_help_text = "A conversation id (substring) or a user id (exact)."
+    list_select_related = ["workspace"]
+    list_per_page = 100
+    show_full_result_count = False
+    date_hierarchy = "last_message_at"
+    fields = ["external_id", "workspace", "user_id", "source", "message_count", "created_at", "last_message_at", "metadata_display"]
+    readonly_fields = fields
+    change_form_template = "admin/conversations/conversation/change_form.html"
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.display(description="summary", boolean=True)
+    def has_summary(self, obj) -> bool:
+        return bool((obj.metadata or {}).get("summary"))
+
+    @admin.display(description="metadata")
+    def metadata_display(self, obj) -> str:
+        shown = {k: v for k, v in (obj.metadata or {}).items() if k != "summary"}
+        return format_html('<div class="error-full">{}</div>', json.dumps(shown, ensure_ascii=False, indent=2))
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = dict(extra_context or {})
+        conversation = Conversation.objects.filter(pk=object_id).first() if str(object_id).isdigit() else None
+        if conversation is not None and self.has_view_permission(request, conversation):
+            extra_context.update(self._floors_context(request, conversation))
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def _floors_context(self, request, conversation: Conversation) -> dict:
+        branches = branch_list(conversation=conversation)
+        if not branches:
+            return {"conversation": conversation, "branches": [], "floors": []}
+        wanted = request.GET.get("branch")
+        branch = next((b for b in branches if b.pk == wanted or b.name == wanted), None)
+        branch = branch or next((b for b in branches if b.parent_id is None), branches[0])
+        view = branch_view(branch=branch)
+        after = _int(request.GET.get("after"))
+        around = _int(request.GET.get("around"))
+        if around is not None:
+            after = max(0, around - FLOORS_PER_PAGE // 2)
+        after = after or 0
+        messages = branch_messages(branch=view, after_floor_no=after, limit=FLOORS_PER_PAGE + 1)
+        has_next = len(messages) > FLOORS_PER_PAGE
+        messages = messages[:FLOORS_PER_PAGE]
+        names = sorted({segment.branch_name for segment in view.segments})
+        derived, unplaced = memories_for_floors(
+            workspace_id=conversation.workspace_id, conversation=conversation, messages=messages, branch_names=names
+        )
+        floors = []
+        for message in messages:
+            text = message_text(message.content)
+            floors.append(
+                FloorRow(
+                    message=message,
+                    anchor=floor_anchor(message),
+                    text=text[:MAX_SHOWN_CHARS],
+                    hidden_chars=max(0, len(text) - MAX_SHOWN_CHARS),
+                    memories=derived.get(message.pk, []),
+                )
+            )
+        metadata = conversation.metadata or {}
+        return {
+            "conversation": conversation,
+            "branches": branches,
+            "branch": branch,
+            "floors": floors,
+            "unplaced_memories": unplaced,
+            "summary": metadata.get("summary"),
+            "summarized_until": metadata.get("summarized_until"),
+            "after": after,
+            "prev_after": max(0, after - FLOORS_PER_PAGE) if after > 0 else None,
+            "next_after": messages[-1].floor_no if has_next and messages else None,
+            "floors_per_page": FLOORS_PER_PAGE,
+        }
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return max(0, int(value)) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+@admin.register(Branch)
+class BranchAdmin(admin.ModelAdmin):
+    list_display = ["name", "conversation", "parent", "fork_floor_no", "next_floor_no", "created_at"]
+    list_filter = ["conversation__workspace"]
+    search_fields = ["=id", "name", "conversation__external_id"]
+    list_select_related = ["conversation", "parent"]
+    readonly_fields = ["id", "conversation", "name", "parent", "fork_message_id", "fork_floor_no", "next_floor_no", "created_at"]
+    fields = readonly_fields
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

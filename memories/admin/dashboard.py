@@ -1,0 +1,116 @@
+"""The review console's dashboard: what is in memory, what waits for a human,
+what the pipeline is doing and what it has cost. Every figure is one
+aggregate query, so the page costs the same at any volume."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+
+from django.db.models import Count, Q, Sum
+from django.db.models.functions import TruncDate
+from django.template.response import TemplateResponse
+from django.utils import timezone
+
+from accounts.models import Workspace
+from memories.admin.filters import compaction_due_q
+from memories.models import JobStatus, LifecycleStatus, MemoryItem, MemoryJob, MemoryType, ScopeState
+
+CHART_DAYS = 30
+DUE_SCOPES_SHOWN = 10
+CHART_HEIGHT = 120
+CHART_BAR_WIDTH = 18
+
+
+@dataclass
+class ChartBar:
+    day: date
+    count: int
+    x: int
+    y: int
+    height: int
+
+
+def memory_totals(items) -> dict:
+    """{type: {lifecycle: n, "total": n}} plus column totals."""
+    table: dict[str, dict[str, int]] = {t: {s: 0 for s in LifecycleStatus.values} for t in MemoryType.values}
+    for row in items.order_by().values("type", "lifecycle_status").annotate(n=Count("id")):
+        table.setdefault(row["type"], {s: 0 for s in LifecycleStatus.values})[row["lifecycle_status"]] = row["n"]
+    rows = [(kind, [counts.get(s, 0) for s in LifecycleStatus.values], sum(counts.values())) for kind, counts in table.items()]
+    column_totals = [sum(row[1][i] for row in rows) for i in range(len(LifecycleStatus.values))]
+    return {
+        "statuses": LifecycleStatus.values,
+        "rows": rows,
+        "column_totals": column_totals,
+        "grand_total": sum(column_totals),
+    }
+
+
+def created_per_day(items, *, days: int = CHART_DAYS, today: date | None = None) -> list[ChartBar]:
+    today = today or timezone.now().date()
+    start = today - timedelta(days=days - 1)
+    since = timezone.make_aware(datetime.combine(start, time.min))
+    counts = {
+        row["day"]: row["n"]
+        for row in items.filter(created_at__gte=since)
+        .order_by()
+        .annotate(day=TruncDate("created_at"))
+        .values("day")
+        .annotate(n=Count("id"))
+    }
+    peak = max(counts.values(), default=0) or 1
+    bars = []
+    for offset in range(days):
+        day = start + timedelta(days=offset)
+        count = counts.get(day, 0)
+        height = round(count / peak * CHART_HEIGHT) if count else 0
+        bars.append(ChartBar(day, count, offset * (CHART_BAR_WIDTH + 4), CHART_HEIGHT - height, height))
+    return bars
+
+
+def dashboard_context(*, workspace: Workspace | None) -> dict:
+    items = MemoryItem.objects.all()
+    jobs = MemoryJob.objects.all()
+    scopes = ScopeState.objects.all()
+    if workspace is not None:
+        items, jobs, scopes = items.filter(workspace=workspace), jobs.filter(workspace=workspace), scopes.filter(workspace=workspace)
+    job_counts = dict(jobs.order_by().values_list("status").annotate(n=Count("id")))
+    due = scopes.filter(compaction_due_q())
+    bars = created_per_day(items)
+    return {
+        "totals": memory_totals(items),
+        "review_queue": items.filter(lifecycle_status="pending", workspace__requires_review=True).count(),
+        "pending_anywhere": items.filter(lifecycle_status="pending").count(),
+        "jobs": {status: job_counts.get(status, 0) for status in JobStatus.values},
+        "due_count": due.count(),
+        "due_scopes": list(due.select_related("workspace").order_by("-micro_count")[:DUE_SCOPES_SHOWN]),
+        "tokens": list(
+            jobs.order_by()
+            .values("workspace_id", "workspace__name")
+            .annotate(input=Sum("input_tokens"), output=Sum("output_tokens"), jobs=Count("id"))
+            .filter(Q(input__gt=0) | Q(output__gt=0))
+            .order_by("-input")
+        ),
+        "bars": bars,
+        "chart_total": sum(bar.count for bar in bars),
+        "chart_width": CHART_DAYS * (CHART_BAR_WIDTH + 4),
+        "chart_height": CHART_HEIGHT,
+        "bar_width": CHART_BAR_WIDTH,
+    }
+
+
+def dashboard_view(modeladmin, request):
+    workspace = None
+    workspace_id = request.GET.get("workspace")
+    if workspace_id:
+        workspace = Workspace.objects.filter(pk=workspace_id).first()
+    context = {
+        **modeladmin.admin_site.each_context(request),
+        "title": "Memory dashboard",
+        "opts": modeladmin.opts,
+        "workspaces": Workspace.objects.order_by("name").only("id", "name"),
+        "workspace": workspace,
+        **dashboard_context(workspace=workspace),
+    }
+    request.current_app = modeladmin.admin_site.name
+    return TemplateResponse(request, "admin/memories/dashboard.html", context)

@@ -1,0 +1,244 @@
+"""Background jobs and per-scope state: readable lists, full errors, links to
+the scope's memories; retry / cancel jobs, rebuild / compact scopes."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlencode
+
+from django.contrib import admin
+from django.urls import reverse
+from django.utils.html import format_html
+
+from memories.admin.filters import BacklogFilter, CompactionDueFilter, ScopeIdFilter, compaction_due_q
+from memories.admin.outcomes import Outcome, confirmation_page
+from memories.models import MemoryJob, ScopeState
+from memories.services.jobs import memory_job_cancel, memory_job_retry
+from memories.services.scopes import scope_compact_request, scope_rebuild_request
+from memory_project.errors import DomainError
+
+ERROR_PREVIEW_CHARS = 90
+
+
+def scope_memories_url(scope: str | None, scope_id: str) -> str:
+    query = {"scope__exact": scope or "", "scope_id": scope_id}
+    return f"{reverse('admin:memories_memoryitem_changelist')}?{urlencode(query)}"
+
+
+def scope_link(scope: str | None, scope_id: str) -> str:
+    if not scope:
+        return "—"
+    label = f"{scope}: {scope_id[:60]}" if scope_id else scope
+    return format_html('<a href="{}" title="memories of this scope">{}</a>', scope_memories_url(scope, scope_id), label)
+
+
+@admin.register(MemoryJob)
+class MemoryJobAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "kind",
+        "status",
+        "scope_col",
+        "workspace",
+        "attempts",
+        "tokens",
+        "error_preview",
+        "created_at",
+        "finished_at",
+    ]
+    list_filter = ["status", "kind", "scope", "cancel_requested", "provider", "workspace"]
+    search_fields = ["=id", "scope_id", "error"]
+    search_help_text = "A job id (exact), a scope id or text of the error."
+    list_select_related = ["workspace"]
+    list_per_page = 100
+    show_full_result_count = False
+    date_hierarchy = "created_at"
+    actions = ["retry_jobs", "cancel_jobs"]
+    fields = [
+        "id",
+        "workspace",
+        "kind",
+        "status",
+        "cancel_requested",
+        "scope_col",
+        "attempts",
+        "max_attempts",
+        "provider",
+        "input_tokens",
+        "output_tokens",
+        "payload_display",
+        "result_display",
+        "error_display",
+        "created_at",
+        "started_at",
+        "finished_at",
+        "updated_at",
+    ]
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        match = getattr(request, "resolver_match", None)
+        if match is not None and (match.url_name or "").endswith("_changelist"):
+            # Payloads and results are never shown in the list.
+            queryset = queryset.defer("payload", "result")
+        return queryset
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        # The change permission gates retry / cancel; a job's page stays read-only.
+        return obj is None and super().has_change_permission(request)
+
+    @admin.display(description="scope", ordering="scope")
+    def scope_col(self, obj) -> str:
+        return scope_link(obj.scope, obj.scope_id)
+
+    @admin.display(description="tokens in / out")
+    def tokens(self, obj) -> str:
+        return f"{obj.input_tokens} / {obj.output_tokens}"
+
+    @admin.display(description="error")
+    def error_preview(self, obj) -> str:
+        if not obj.error:
+            return ""
+        first = obj.error.strip().splitlines()[0] if obj.error.strip() else ""
+        more = "…" if len(first) > ERROR_PREVIEW_CHARS or "\n" in obj.error.strip() else ""
+        return format_html('<span title="open the job for the full error">{}{}</span>', first[:ERROR_PREVIEW_CHARS], more)
+
+    @admin.display(description="error")
+    def error_display(self, obj) -> str:
+        return format_html('<div class="error-full">{}</div>', obj.error) if obj.error else "—"
+
+    @admin.display(description="payload")
+    def payload_display(self, obj) -> str:
+        return format_html('<div class="error-full">{}</div>', json.dumps(obj.payload, indent=2, ensure_ascii=False))
+
+    @admin.display(description="result")
+    def result_display(self, obj) -> str:
+        return format_html('<div class="error-full">{}</div>', json.dumps(obj.result, indent=2, ensure_ascii=False))
+
+    @admin.action(description="Retry selected failed or cancelled jobs", permissions=["change"])
+    def retry_jobs(self, request, queryset):
+        outcome = Outcome("Retry")
+        for job in queryset.select_related("workspace").only("pk", "status", "workspace"):
+            if job.status not in ("failed", "cancelled"):
+                outcome.skipped += 1
+                continue
+            try:
+                memory_job_retry(workspace=job.workspace, job_id=job.pk)
+            except DomainError as error:
+                outcome.fail(error)
+            else:
+                outcome.succeeded += 1
+        outcome.report(self, request)
+
+    @admin.action(description="Cancel selected pending or running jobs", permissions=["change"])
+    def cancel_jobs(self, request, queryset):
+        outcome = Outcome("Cancel")
+        for job in queryset.select_related("workspace").only("pk", "status", "workspace"):
+            if job.status not in ("pending", "running"):
+                outcome.skipped += 1
+                continue
+            try:
+                memory_job_cancel(workspace=job.workspace, job_id=job.pk)
+            except DomainError as error:
+                outcome.fail(error)
+            else:
+                outcome.succeeded += 1
+        outcome.report(self, request)
+
+
+@admin.register(ScopeState)
+class ScopeStateAdmin(admin.ModelAdmin):
+    list_display = [
+        "scope_col",
+        "workspace",
+        "conversation_link",
+        "dirty",
+        "pending_floors",
+        "pending_tokens",
+        "last_processed_floor_no",
+        "item_count",
+        "micro_count",
+        "token_total",
+        "last_extracted_at",
+        "last_compacted_at",
+    ]
+    list_filter = [CompactionDueFilter, BacklogFilter, "dirty", "scope", "workspace", ScopeIdFilter]
+    search_fields = ["scope_id", "conversation__external_id"]
+    search_help_text = "A scope id or a conversation id."
+    list_select_related = ["workspace", "conversation"]
+    list_per_page = 100
+    show_full_result_count = False
+    actions = ["compact_scopes", "rebuild_scopes"]
+    ordering = ["-dirty", "-pending_floors", "-micro_count"]
+    readonly_fields = [field.name for field in ScopeState._meta.fields] + ["memories_link", "compaction_due"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        # The change permission gates rebuild / compact; the page stays read-only.
+        return obj is None and super().has_change_permission(request)
+
+    @admin.display(description="scope", ordering="scope_id")
+    def scope_col(self, obj) -> str:
+        return scope_link(obj.scope, obj.scope_id)
+
+    @admin.display(description="memories")
+    def memories_link(self, obj) -> str:
+        return format_html('<a href="{}">memories of this scope</a>', scope_memories_url(obj.scope, obj.scope_id))
+
+    @admin.display(description="due for compaction", boolean=True)
+    def compaction_due(self, obj) -> bool:
+        return ScopeState.objects.filter(pk=obj.pk).filter(compaction_due_q()).exists()
+
+    @admin.display(description="conversation", ordering="conversation__external_id")
+    def conversation_link(self, obj) -> str:
+        if obj.conversation_id is None:
+            return "—"
+        url = reverse("admin:conversations_conversation_change", args=[obj.conversation_id])
+        return format_html('<a href="{}">{}</a>', url, obj.conversation.external_id[:60])
+
+    def _request_jobs(self, request, queryset, verb: str, call) -> None:
+        outcome = Outcome(verb)
+        for state in queryset.select_related("workspace"):
+            try:
+                call(workspace=state.workspace, scope=state.scope, scope_id=state.scope_id)
+            except DomainError as error:
+                outcome.fail(error)
+            else:
+                outcome.succeeded += 1
+        outcome.report(self, request)
+
+    @admin.action(description="Compact selected scopes now", permissions=["change"])
+    def compact_scopes(self, request, queryset):
+        self._request_jobs(request, queryset, "Queue compaction", scope_compact_request)
+
+    @admin.action(description="Rebuild selected scopes from their messages…", permissions=["change"])
+    def rebuild_scopes(self, request, queryset):
+        if request.POST.get("post") != "yes":
+            rows = [(s.scope, s.scope_id, s.workspace.name, s.item_count) for s in queryset.select_related("workspace")]
+            return confirmation_page(
+                self,
+                request,
+                queryset,
+                action="rebuild_scopes",
+                title="Rebuild scopes",
+                question=(
+                    "Re-derive these scopes' summaries, facts and open loops from floor 1? The pipeline replaces "
+                    "what it derived before; only branch scopes can be rebuilt."
+                ),
+                rows=rows,
+                extra={"columns": ["scope", "scope id", "workspace", "memories now"], "confirm_label": "Yes, rebuild"},
+            )
+        self._request_jobs(request, queryset, "Queue rebuild", scope_rebuild_request)
+        return None

@@ -1,0 +1,363 @@
+"""The memories changelist and a memory's page. Every write goes through the
+item services with the operator as actor; the page shows the version history
+with diffs, the edges and the source floor."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.http import HttpResponseRedirect
+from django.urls import path, reverse
+
+from accounts.actors import Actor
+from memories.admin import batch, redaction
+from memories.admin.columns import MemoryColumns, changelist_queryset, review_rank, search_memories
+from memories.admin.dashboard import dashboard_view
+from memories.admin.filters import (
+    ConfidenceFilter,
+    ImportanceFilter,
+    LastUsedFilter,
+    NeedsReviewFilter,
+    PathPrefixFilter,
+    ScopeIdFilter,
+    StoreIdFilter,
+)
+from memories.admin.forms import MemoryCreateForm, MemoryItemForm
+from memories.admin.history import item_edges, scope_conversation, source_floor, version_history
+from memories.admin.logging import ContentFreeLogMixin
+from memories.admin.outcomes import confirmation_page
+from memories.models import MemoryItem, MemoryVersion, Scope
+from memories.services.items import memory_item_create, memory_item_delete, memory_item_update
+from memories.services.store_memories import store_memory_put
+from memory_project.errors import DomainError
+
+REDACT_PERMISSION = "memories.redact_memoryversion"
+
+READONLY_FIELDS = (
+    "id",
+    "workspace",
+    "scope",
+    "scope_id",
+    "type",
+    "store",
+    "path",
+    "source_floor_id",
+    "source_message_id",
+    "source_job",
+    "coverage_start_floor_no",
+    "coverage_end_floor_no",
+    "derived_from_count",
+    "version",
+    "current_version_id",
+    "content_sha256",
+    "content_size_bytes",
+    "token_count_estimate",
+    "last_used_at",
+    "expires_at",
+    "created_at",
+    "updated_at",
+)
+
+
+def operator(request) -> Actor:
+    return Actor.for_user(request.user.pk)
+
+
+class MemoryAdminBase(ContentFreeLogMixin, MemoryColumns, admin.ModelAdmin):
+    """What the memories page and the review queue share."""
+
+    list_display = [
+        "short_id",
+        "kind",
+        "excerpt_col",
+        "importance_col",
+        "confidence_col",
+        "state",
+        "source",
+        "workspace_col",
+        "last_used_at",
+        "created_at",
+    ]
+    list_display_links = ["short_id"]
+    search_fields = ["content", "fact_key"]
+    search_help_text = "Text in the content or fact key (any language, e.g. 咖啡), or a memory id."
+    list_select_related = ["workspace", "store"]
+    list_per_page = 50
+    # The second COUNT(*) over the whole table is the slowest query of a large
+    # changelist and tells an operator little.
+    show_full_result_count = False
+    form = MemoryItemForm
+    readonly_fields = READONLY_FIELDS
+    change_form_template = "admin/memories/memoryitem/change_form.html"
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        match = getattr(request, "resolver_match", None)
+        if match is not None and match.url_name and match.url_name.endswith("_changelist"):
+            return changelist_queryset(queryset)
+        return queryset.select_related("workspace", "store")
+
+    def get_search_results(self, request, queryset, search_term):
+        return search_memories(queryset, search_term), False
+
+    def has_redact_permission(self, request) -> bool:
+        return request.user.has_perm(REDACT_PERMISSION)
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        # The stock bulk delete bypasses the services (no `deleted` versions).
+        actions.pop("delete_selected", None)
+        return actions
+
+    # --- the edit page ------------------------------------------------------
+
+    def get_fieldsets(self, request, obj=None):
+        if obj is None:
+            return [(None, {"fields": MemoryCreateForm._meta.fields})]
+        if obj.scope == Scope.STORE:
+            # Store documents are edited through the store service: content only.
+            editable = ("content", "expected_version")
+            classification = ("status", "lifecycle_status")
+        else:
+            editable = ("content", "expected_version")
+            classification = ("summary_tier", "fact_key", "importance", "confidence", "status", "lifecycle_status")
+        return [
+            ("Content", {"fields": editable}),
+            ("Classification", {"fields": ("type", *classification)}),
+            ("Where", {"fields": ("workspace", "scope", "scope_id", "store", "path")}),
+            (
+                "Provenance",
+                {
+                    "fields": (
+                        "source_message_id",
+                        "source_floor_id",
+                        "source_job",
+                        "coverage_start_floor_no",
+                        "coverage_end_floor_no",
+                        "derived_from_count",
+                    ),
+                    "classes": ("collapse",),
+                },
+            ),
+            (
+                "Bookkeeping",
+                {
+                    "fields": (
+                        "id",
+                        "version",
+                        "current_version_id",
+                        "content_sha256",
+                        "content_size_bytes",
+                        "token_count_estimate",
+                        "last_used_at",
+                        "expires_at",
+                        "created_at",
+                        "updated_at",
+                    ),
+                    "classes": ("collapse",),
+                },
+            ),
+        ]
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return ()
+        fields = list(READONLY_FIELDS)
+        if obj.scope == Scope.STORE:
+            # A document's status is set from the changelist's batch actions.
+            fields += ["status", "lifecycle_status"]
+        return fields
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is None:
+            kwargs["form"] = MemoryCreateForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def save_model(self, request, obj, form, change):
+        actor = operator(request)
+        if not change:
+            data = form.cleaned_data
+            created = memory_item_create(
+                workspace=data["workspace"],
+                actor=actor,
+                **{name: data[name] for name in MemoryCreateForm._meta.fields if name != "workspace"},
+            )
+            obj.pk = created.pk
+            return
+        changes = form.changes()
+        expected = form.cleaned_data.get("expected_version") or obj.version
+        if not changes:
+            return
+        if obj.scope == Scope.STORE:
+            store_memory_put(
+                workspace=obj.workspace,
+                store_id=obj.store_id,
+                memory_id=obj.pk,
+                content=changes.get("content", obj.content),
+                version=expected,
+                actor=actor,
+            )
+        else:
+            memory_item_update(
+                workspace=obj.workspace, actor=actor, memory_id=obj.pk, changes=changes, expected_version=expected
+            )
+
+    def save_related(self, request, form, formsets, change):
+        # No inlines or many-to-many fields: nothing of the memory is saved here.
+        return None
+
+    def delete_model(self, request, obj):
+        memory_item_delete(workspace=obj.workspace, actor=operator(request), memory_id=obj.pk)
+
+    def delete_queryset(self, request, queryset):
+        batch.delete(queryset, actor=operator(request))
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except DomainError as error:
+            # The form's own checks catch the common cases with the input kept;
+            # this is the race the row lock decided (or a rule only the service
+            # knows). Nothing was written: the admin's transaction rolled back.
+            self.message_user(request, f"Not saved: {error.message}", messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+
+    def delete_view(self, request, object_id, extra_context=None):
+        try:
+            return super().delete_view(request, object_id, extra_context)
+        except DomainError as error:
+            self.message_user(request, f"Not deleted: {error.message}", messages.ERROR)
+            return HttpResponseRedirect(reverse(f"admin:memories_{self.opts.model_name}_change", args=[object_id]))
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = dict(extra_context or {})
+        item = MemoryItem.objects.filter(pk=object_id).select_related("workspace").first()
+        if item is not None and self.has_view_or_change_permission(request, item):
+            outgoing, incoming = item_edges(item)
+            extra_context.update(
+                history=version_history(
+                    workspace_id=item.workspace_id, memory_id=item.pk, head_version_id=item.current_version_id
+                ),
+                outgoing_edges=outgoing,
+                incoming_edges=incoming,
+                source_floor=source_floor(item),
+                scope_conversation=scope_conversation(item),
+                can_redact=self.has_redact_permission(request),
+                can_restore=self.has_change_permission(request, item),
+                memory=item,
+            )
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    # --- pages of their own ---------------------------------------------------
+
+    def get_urls(self):
+        info = self.opts.app_label, self.opts.model_name
+        wrap = self.admin_site.admin_view
+        custom = [
+            path("<path:object_id>/source/", wrap(self.source_view), name="{}_{}_source".format(*info)),
+            path(
+                "<path:object_id>/restore/<str:version_id>/",
+                wrap(self.restore_view),
+                name="{}_{}_restore".format(*info),
+            ),
+            path(
+                "<path:object_id>/redact/<str:version_id>/",
+                wrap(self.redact_version_view),
+                name="{}_{}_redact_version".format(*info),
+            ),
+            path(
+                "<path:object_id>/redact_and_replace/",
+                wrap(self.redact_and_replace_view),
+                name="{}_{}_redact_and_replace".format(*info),
+            ),
+        ]
+        return custom + super().get_urls()
+
+    def source_view(self, request, object_id):
+        item = MemoryItem.objects.filter(pk=object_id).first()
+        if item is None or not self.has_view_or_change_permission(request, item):
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        found = source_floor(item)
+        if found is None:
+            self.message_user(request, "The source message of this memory no longer exists.", messages.WARNING)
+            return HttpResponseRedirect(reverse(f"admin:memories_{self.opts.model_name}_change", args=[item.pk]))
+        return HttpResponseRedirect(found.url)
+
+    def restore_view(self, request, object_id, version_id):
+        return redaction.restore_view(self, request, object_id, version_id)
+
+    def redact_version_view(self, request, object_id, version_id):
+        return redaction.redact_version_view(self, request, object_id, version_id)
+
+    def redact_and_replace_view(self, request, object_id):
+        return redaction.redact_and_replace_view(self, request, object_id)
+
+    # --- actions ----------------------------------------------------------------
+
+    @admin.action(description="Deprecate selected memories", permissions=["change"])
+    def deprecate_selected(self, request, queryset):
+        batch.set_status(queryset, actor=operator(request), status="deprecated", verb="Deprecate").report(self, request)
+
+    @admin.action(description="Reactivate selected memories", permissions=["change"])
+    def reactivate_selected(self, request, queryset):
+        batch.set_status(queryset, actor=operator(request), status="active", verb="Reactivate").report(self, request)
+
+    @admin.action(description="Delete selected memories…", permissions=["delete"])
+    def delete_memories(self, request, queryset):
+        if request.POST.get("post") != "yes":
+            rows = [
+                (item.pk, item.type, item.workspace.name, f"version {item.version}")
+                for item in queryset.select_related("workspace").defer("content")[:500]
+            ]
+            return confirmation_page(
+                self,
+                request,
+                queryset,
+                action="delete_memories",
+                title="Delete memories",
+                question=(
+                    f"Delete these {queryset.count()} memories? Each gets a final `deleted` version; earlier "
+                    "versions stay until redacted or until the retention period ends."
+                ),
+                rows=rows,
+                extra={"columns": ["memory", "type", "workspace", "current"]},
+            )
+        batch.delete(queryset, actor=operator(request)).report(self, request)
+        return None
+
+    @admin.action(description="Redact the history of selected memories…", permissions=["redact"])
+    def redact_history(self, request, queryset):
+        return redaction.redact_history_action(self, request, queryset)
+
+
+@admin.register(MemoryItem)
+class MemoryItemAdmin(MemoryAdminBase):
+    list_filter = [
+        NeedsReviewFilter,
+        "workspace",
+        "scope",
+        "type",
+        "summary_tier",
+        "status",
+        "lifecycle_status",
+        ImportanceFilter,
+        ConfidenceFilter,
+        LastUsedFilter,
+        StoreIdFilter,
+        PathPrefixFilter,
+        ScopeIdFilter,
+    ]
+    # What most needs a look first: pending review, then the least certain,
+    # then the newest.
+    ordering = [review_rank().asc(), "confidence", "-created_at"]
+    actions = ["deprecate_selected", "reactivate_selected", "delete_memories", "redact_history"]
+
+    def get_urls(self):
+        dashboard = path(
+            "dashboard/",
+            self.admin_site.admin_view(lambda request: dashboard_view(self, request)),
+            name="memories_dashboard",
+        )
+        return [dashboard, *super().get_urls()]
+
+
+__all__ = ["MemoryAdminBase", "MemoryItemAdmin", "MemoryVersion", "operator"]

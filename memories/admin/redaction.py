@@ -1,0 +1,232 @@
+"""Restore and redaction pages of a memory. Redaction always shows the exact
+versions it will clear and asks before doing it; it needs its own permission."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseNotAllowed, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+
+from accounts.actors import Actor
+from memories.admin.forms import RedactAndReplaceForm
+from memories.admin.history import actor_label, user_names
+from memories.admin.outcomes import Outcome, confirmation_page
+from memories.models import MemoryItem, MemoryVersion
+from memories.services.items import memory_item_restore, memory_redact_and_replace
+from memories.services.versioning import memory_version_redact, memory_versions_redact
+from memory_project.errors import DomainError
+
+EXCERPT_CHARS = 120
+
+
+def _change_url(modeladmin, object_id: str) -> str:
+    return reverse(f"admin:memories_{modeladmin.opts.model_name}_change", args=[object_id])
+
+
+def _excerpt(version: MemoryVersion) -> str:
+    text = version.content or ""
+    return text[:EXCERPT_CHARS] + ("…" if len(text) > EXCERPT_CHARS else "")
+
+
+def version_rows(versions: list[MemoryVersion]) -> list[tuple]:
+    users = user_names({v.actor_user_id for v in versions})
+    return [
+        (
+            v.memory_id,
+            f"v{v.version}",
+            v.pk,
+            v.operation,
+            v.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+            actor_label(v, "actor", users),
+            f"{v.content_size_bytes or 0} bytes",
+            _excerpt(v),
+        )
+        for v in versions
+    ]
+
+
+VERSION_COLUMNS = ["memory", "version", "version id", "operation", "written", "by", "size", "content to clear"]
+
+
+def redactable_versions(memory_ids: list[str]) -> list[MemoryVersion]:
+    """Versions that still hold text and are not the live head of their memory:
+    exactly what `memory_versions_redact` will clear."""
+    heads = set(
+        MemoryItem.objects.filter(pk__in=memory_ids)
+        .exclude(current_version_id=None)
+        .values_list("current_version_id", flat=True)
+    )
+    versions = MemoryVersion.objects.filter(memory_id__in=memory_ids, redacted_at__isnull=True).order_by(
+        "memory_id", "version"
+    )
+    return [v for v in versions if v.pk not in heads]
+
+
+def _require_redact(modeladmin, request) -> None:
+    if not modeladmin.has_redact_permission(request):
+        raise PermissionDenied
+
+
+def _item_or_none(modeladmin, request, object_id: str) -> MemoryItem | None:
+    item = MemoryItem.objects.filter(pk=object_id).select_related("workspace").first()
+    if item is None or not modeladmin.has_view_or_change_permission(request, item):
+        return None
+    return item
+
+
+def restore_view(modeladmin, request, object_id: str, version_id: str):
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    item = _item_or_none(modeladmin, request, object_id)
+    if item is None or not modeladmin.has_change_permission(request, item):
+        raise PermissionDenied
+    try:
+        restored = memory_item_restore(
+            workspace=item.workspace, actor=Actor.for_user(request.user.pk), memory_id=item.pk, version_id=version_id
+        )
+    except DomainError as error:
+        modeladmin.message_user(request, f"Not restored: {error.message}", messages.ERROR)
+    else:
+        number = MemoryVersion.objects.filter(pk=version_id).values_list("version", flat=True).first()
+        modeladmin.message_user(
+            request, f"Restored version {number} as version {restored.version}.", messages.SUCCESS
+        )
+    return HttpResponseRedirect(_change_url(modeladmin, object_id))
+
+
+def redact_version_view(modeladmin, request, object_id: str, version_id: str):
+    _require_redact(modeladmin, request)
+    item = _item_or_none(modeladmin, request, object_id)
+    version = MemoryVersion.objects.filter(pk=version_id, memory_id=object_id).first()
+    if item is None or version is None:
+        modeladmin.message_user(request, "No such memory version.", messages.WARNING)
+        return HttpResponseRedirect(reverse(f"admin:memories_{modeladmin.opts.model_name}_changelist"))
+    if request.method == "POST" and request.POST.get("post") == "yes":
+        try:
+            memory_version_redact(
+                workspace=item.workspace, version_id=version.pk, actor=Actor.for_user(request.user.pk)
+            )
+        except DomainError as error:
+            modeladmin.message_user(request, f"Not redacted: {error.message}", messages.ERROR)
+        else:
+            modeladmin.message_user(request, f"Redacted version {version.version}.", messages.SUCCESS)
+        return HttpResponseRedirect(_change_url(modeladmin, object_id))
+    return _confirm(
+        modeladmin,
+        request,
+        title=f"Redact version {version.version}",
+        question=(
+            "Clear this version's content, hash, size and path for good? Who wrote it and when stay. "
+            "This cannot be undone."
+        ),
+        versions=[version] if version.redacted_at is None else [],
+        item=item,
+        head=version.pk == item.current_version_id,
+    )
+
+
+def redact_and_replace_view(modeladmin, request, object_id: str):
+    _require_redact(modeladmin, request)
+    item = _item_or_none(modeladmin, request, object_id)
+    if item is None:
+        return HttpResponseRedirect(reverse(f"admin:memories_{modeladmin.opts.model_name}_changelist"))
+    all_versions = list(
+        MemoryVersion.objects.filter(memory_id=item.pk, redacted_at__isnull=True).order_by("version")
+    )
+    if request.method == "POST":
+        form = RedactAndReplaceForm(request.POST)
+        if form.is_valid() and form.cleaned_data["confirmed"]:
+            try:
+                _item, done = memory_redact_and_replace(
+                    workspace=item.workspace,
+                    actor=Actor.for_user(request.user.pk),
+                    memory_id=item.pk,
+                    content=form.cleaned_data["content"],
+                    expected_version=form.cleaned_data["expected_version"],
+                )
+            except DomainError as error:
+                form.add_error(None, error.message)
+            else:
+                modeladmin.message_user(
+                    request,
+                    f"Replaced the content and redacted {len(done)} earlier version(s).",
+                    messages.SUCCESS,
+                )
+                return HttpResponseRedirect(_change_url(modeladmin, object_id))
+        elif form.is_valid():
+            # Second step: show exactly what will be cleared, then ask.
+            data = form.cleaned_data.copy()
+            data["confirmed"] = True
+            form = RedactAndReplaceForm(initial=data)
+            return _render_replace(modeladmin, request, item, form, all_versions, confirming=True)
+    else:
+        form = RedactAndReplaceForm(initial={"expected_version": item.version, "content": ""})
+    return _render_replace(modeladmin, request, item, form, all_versions, confirming=False)
+
+
+def _render_replace(modeladmin, request, item, form, versions, *, confirming: bool):
+    context = {
+        **modeladmin.admin_site.each_context(request),
+        "title": "Redact and replace",
+        "opts": modeladmin.opts,
+        "original": item,
+        "form": form,
+        "confirming": confirming,
+        "columns": VERSION_COLUMNS,
+        "rows": version_rows(versions),
+        "media": modeladmin.media,
+    }
+    return TemplateResponse(request, "admin/memories/memoryitem/redact_and_replace.html", context)
+
+
+def _confirm(modeladmin, request, *, title, question, versions, item, head: bool = False):
+    context = {
+        **modeladmin.admin_site.each_context(request),
+        "title": title,
+        "question": question,
+        "opts": modeladmin.opts,
+        "original": item,
+        "columns": VERSION_COLUMNS,
+        "rows": version_rows(versions),
+        "head": head,
+        "media": modeladmin.media,
+    }
+    return TemplateResponse(request, "admin/memories/memoryversion/redact_confirmation.html", context)
+
+
+def redact_history_action(modeladmin, request, queryset):
+    """The changelist action: redact every non-head version of the selected memories."""
+    memory_ids = list(queryset.values_list("pk", flat=True))
+    if request.POST.get("post") != "yes":
+        versions = redactable_versions(memory_ids)
+        return confirmation_page(
+            modeladmin,
+            request,
+            queryset,
+            action="redact_history",
+            title="Redact memory history",
+            question=(
+                f"Clear the content of these {len(versions)} version(s) for good? The current version of each "
+                "live memory is kept (replace its content first to clear it). This cannot be undone."
+            ),
+            rows=version_rows(versions),
+            extra={"columns": VERSION_COLUMNS, "confirm_label": "Yes, redact these versions"},
+        )
+    actor = Actor.for_user(request.user.pk)
+    outcome = Outcome("Redact")
+    holding_text = {version.memory_id for version in redactable_versions(memory_ids)}
+    for item in queryset.select_related("workspace").only("pk", "workspace"):
+        if item.pk not in holding_text:
+            # Nothing left to clear: every earlier version is already redacted.
+            outcome.skipped += 1
+            continue
+        try:
+            memory_versions_redact(workspace=item.workspace, memory_id=item.pk, actor=actor)
+        except DomainError as error:
+            outcome.fail(error)
+            continue
+        outcome.succeeded += 1
+    outcome.report(modeladmin, request)
+    return None
