@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -30,6 +31,12 @@ from conversations.models import (
     Role,
 )
 from conversations.selectors import MAX_BRANCH_DEPTH
+from memories.services.scopes import (
+    branch_scope_id,
+    scope_note_appended,
+    scope_note_cleared,
+    scope_note_conversation_deleted,
+)
 from memory_project.errors import ConflictError, NotFoundError, QuotaExceededError, ValidationError
 
 
@@ -238,6 +245,8 @@ def conversation_delete(*, workspace: Workspace, external_id: str) -> None:
         # Messages first in one statement: the cascade collector would otherwise
         # walk them branch by branch.
         Message.objects.filter(conversation=conversation).delete()
+        scope_ids = [branch_scope_id(external_id, name) for name in conversation.branches.values_list("name", flat=True)]
+        transaction.on_commit(partial(scope_note_conversation_deleted, workspace_id=workspace.pk, scope_ids=scope_ids))
         conversation.delete()
 
 
@@ -355,6 +364,17 @@ def message_append(
                 conversation.user_id = user_id
                 fields.append("user_id")
             conversation.save(update_fields=fields)
+            # Memory extraction counts the new floor once it is committed.
+            transaction.on_commit(
+                partial(
+                    scope_note_appended,
+                    workspace_id=workspace.pk,
+                    conversation_id=conversation.pk,
+                    branch_id=target.pk,
+                    floors=1,
+                    tokens=message.token_estimate,
+                )
+            )
     except _IdempotencyRace:
         # The same key was committed for another conversation meanwhile; our
         # transaction rolled back whole, so the earlier append is the answer.
@@ -434,6 +454,7 @@ def messages_clear(*, workspace: Workspace, external_id: str) -> int:
         if conversation is None:
             raise NotFoundError(f"Conversation '{external_id}' not found.")
         deleted, _ = Message.objects.filter(conversation=conversation).delete()
+        transaction.on_commit(partial(scope_note_cleared, workspace_id=workspace.pk, conversation_id=conversation.pk))
         conversation.message_count = 0
         conversation.last_message_at = conversation.created_at
         conversation.save(update_fields=["message_count", "last_message_at"])

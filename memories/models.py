@@ -284,6 +284,11 @@ class ScopeState(models.Model):
     micro_count = models.PositiveIntegerField(default=0)
     last_extracted_at = models.DateTimeField(null=True, blank=True)
     last_compacted_at = models.DateTimeField(null=True, blank=True)
+    # The branch's rolling summary and the last message it covers. The main
+    # branch also writes them to the conversation's metadata (`summary`,
+    # `summarized_until`); a fork keeps its own here.
+    rolling_summary = models.TextField(blank=True, default="")
+    summarized_until = models.CharField(max_length=40, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

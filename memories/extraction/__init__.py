@@ -1,0 +1,1 @@
+"""The offline, rule-based extractor and summarizer (English and Chinese)."""

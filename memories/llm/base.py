@@ -1,0 +1,225 @@
+"""The provider interface, the structured-output schema and the retry policy
+shared by the network providers."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from memories.extraction.summarizer import SUMMARY_MAX_CHARS
+from memories.extraction.text import clip, detect_language
+from memories.extraction.types import (
+    ExtractedFact,
+    ExtractedLoop,
+    ExtractionInput,
+    ExtractionResult,
+    Resolution,
+    Usage,
+)
+from memories.llm import prompts
+
+T = TypeVar("T")
+
+# Backoff for transient errors: 0.5 s doubling to 8 s, with jitter so that
+# several workers hitting one rate limit do not retry in lockstep.
+BACKOFF_BASE_SECONDS = 0.5
+BACKOFF_MAX_SECONDS = 8.0
+# Output that fails the schema is asked for again this many times with the
+# validation error attached; after that the job fails with that error.
+SCHEMA_RETRIES = 2
+
+
+class LLMError(Exception):
+    """A provider failure that retrying will not fix (bad key, bad model, bad output)."""
+
+
+class LLMTransientError(LLMError):
+    """Rate limit, timeout, connection or 5xx: still failing after the retries."""
+
+
+class LLMOutputError(LLMError):
+    """The model's output did not match the schema, even after asking again."""
+
+
+class LLMProvider(ABC):
+    name: str = "base"
+
+    @abstractmethod
+    def extract(self, data: ExtractionInput) -> tuple[ExtractionResult, Usage]:
+        """Summary, facts, open loops and resolutions for one batch of turns."""
+
+    @abstractmethod
+    def compact(self, summaries: list[str]) -> tuple[str, Usage]:
+        """One macro summary from micro summaries, oldest first."""
+
+
+# --- Structured output ---------------------------------------------------------
+
+
+class FactOut(BaseModel):
+    key: str = Field(min_length=1, max_length=255)
+    value: str = Field(min_length=1, max_length=2000)
+    content: str = Field(min_length=1, max_length=2000)
+    importance: float = Field(default=0.6, ge=0, le=1)
+    confidence: float = Field(default=0.8, ge=0, le=1)
+    floor_no: int
+
+    @field_validator("key")
+    @classmethod
+    def normalize_key(cls, value: str) -> str:
+        key = re.sub(r"\s+", "_", value.strip().lower())
+        if not key:
+            raise ValueError("empty key")
+        return key
+
+
+class LoopOut(BaseModel):
+    content: str = Field(min_length=1, max_length=2000)
+    importance: float = Field(default=0.7, ge=0, le=1)
+    floor_no: int
+
+
+class ResolutionOut(BaseModel):
+    target: str = Field(min_length=1)
+    floor_no: int
+
+
+class ExtractionOut(BaseModel):
+    summary: str = Field(min_length=1, max_length=4000)
+    rolling_summary: str = Field(min_length=1, max_length=4000)
+    facts: list[FactOut] = Field(default_factory=list, max_length=200)
+    open_loops: list[LoopOut] = Field(default_factory=list, max_length=100)
+    resolutions: list[ResolutionOut] = Field(default_factory=list, max_length=100)
+
+
+class CompactionOut(BaseModel):
+    summary: str = Field(min_length=1, max_length=4000)
+
+
+def parse_json_object(text: str) -> Any:
+    """The JSON object in a model's reply (code fences and chatter around it tolerated)."""
+    text = text.strip()
+    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.S)
+    if fenced:
+        text = fenced.group(1).strip()
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end < start:
+        raise ValueError("no JSON object in the reply")
+    return json.loads(text[start : end + 1])
+
+
+def to_result(out: ExtractionOut, data: ExtractionInput) -> ExtractionResult:
+    """Check the output against the batch (floors, loop ids) and convert it."""
+    by_floor = {t.floor_no: t.message_id for t in data.turns}
+    known_loops = {loop.id for loop in data.open_loops}
+    problems: list[str] = []
+    for index, item in enumerate([*out.facts, *out.open_loops, *out.resolutions]):
+        if item.floor_no not in by_floor:
+            problems.append(f"item {index}: floor_no {item.floor_no} is not one of {sorted(by_floor)}")
+    new_refs = {f"new:{i}" for i in range(len(out.open_loops))}
+    for resolution in out.resolutions:
+        if resolution.target not in known_loops | new_refs:
+            problems.append(f"resolution target '{resolution.target}' is neither an open loop id nor new:<n>")
+    if problems:
+        raise ValueError("; ".join(problems[:5]))
+    language = detect_language(" ".join(t.text for t in data.turns[-20:]))
+    return ExtractionResult(
+        language=language,
+        summary=clip(out.summary, SUMMARY_MAX_CHARS),
+        rolling_summary=clip(out.rolling_summary, SUMMARY_MAX_CHARS),
+        facts=[
+            ExtractedFact(key=f.key, value=f.value, content=f.content, importance=f.importance,
+                          confidence=f.confidence, floor_no=f.floor_no, message_id=by_floor[f.floor_no])
+            for f in out.facts
+        ],
+        open_loops=[
+            ExtractedLoop(ref=f"new:{i}", content=loop.content, importance=loop.importance,
+                          floor_no=loop.floor_no, message_id=by_floor[loop.floor_no])
+            for i, loop in enumerate(out.open_loops)
+        ],
+        resolutions=[
+            Resolution(target=r.target, floor_no=r.floor_no, message_id=by_floor[r.floor_no]) for r in out.resolutions
+        ],
+    )
+
+
+# --- Retries -------------------------------------------------------------------
+
+
+def with_retries(
+    call: Callable[[], T],
+    *,
+    is_transient: Callable[[Exception], bool],
+    max_retries: int,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
+    """Run `call`, retrying transient failures up to `max_retries` times (<= 5)
+    with exponential backoff; a permanent failure is raised at once."""
+    max_retries = max(0, min(max_retries, 5))
+    attempt = 0
+    while True:
+        try:
+            return call()
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            if attempt >= max_retries:
+                raise LLMTransientError(f"{exc.__class__.__name__} after {attempt + 1} attempts: {exc}") from exc
+            delay = min(BACKOFF_BASE_SECONDS * 2**attempt, BACKOFF_MAX_SECONDS)
+            sleep(delay * (0.5 + random.random() / 2))
+            attempt += 1
+
+
+class ChatProvider(LLMProvider):
+    """A provider that sends one system + one user message and reads JSON back."""
+
+    max_retries: int = 4
+    sleep: Callable[[float], None] = staticmethod(time.sleep)
+
+    @abstractmethod
+    def _complete(self, system: str, user: str) -> tuple[str, Usage]:
+        """One request: the reply's text and its token usage."""
+
+    @abstractmethod
+    def _is_transient(self, exc: Exception) -> bool: ...
+
+    def _structured(self, system: str, user: str, parse: Callable[[Any], T]) -> tuple[T, Usage]:
+        usage = Usage()
+        last_error = ""
+        prompt = user
+        for _ in range(SCHEMA_RETRIES + 1):
+            text, used = with_retries(
+                lambda p=prompt: self._complete(system, p),
+                is_transient=self._is_transient,
+                max_retries=self.max_retries,
+                sleep=self.sleep,
+            )
+            usage.add(used)
+            try:
+                return parse(parse_json_object(text)), usage
+            except (ValueError, ValidationError) as exc:
+                last_error = str(exc)[:1000]
+                prompt = prompts.correction(user, text, last_error)
+        raise LLMOutputError(f"{self.name}: output did not match the schema after {SCHEMA_RETRIES + 1} attempts: {last_error}")
+
+    def extract(self, data: ExtractionInput) -> tuple[ExtractionResult, Usage]:
+        return self._structured(
+            prompts.EXTRACT_SYSTEM,
+            prompts.extraction_user(data),
+            lambda obj: to_result(ExtractionOut.model_validate(obj), data),
+        )
+
+    def compact(self, summaries: list[str]) -> tuple[str, Usage]:
+        text, usage = self._structured(
+            prompts.COMPACT_SYSTEM,
+            prompts.compaction_user(summaries),
+            lambda obj: CompactionOut.model_validate(obj).summary,
+        )
+        return clip(text, SUMMARY_MAX_CHARS), usage

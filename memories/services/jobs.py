@@ -1,0 +1,252 @@
+"""Memory jobs: creation, dispatch and the one state machine.
+
+    pending ──start──▶ running ──▶ succeeded
+       │                  │  └────▶ failed ──retry──▶ pending
+       └──cancel──▶ cancelled ◀─────┘ (cancel: at the next checkpoint)
+                        └──retry──▶ pending
+
+A running job may also go back to `pending` (a worker died: maintenance
+requeues it). Every transition goes through `_transition`, which refuses the
+rest with a 409.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from memories.models import JobKind, JobStatus, MemoryJob
+from memory_project.errors import ConflictError, NotFoundError
+
+logger = logging.getLogger(__name__)
+
+ALLOWED: dict[str, frozenset[str]] = {
+    JobStatus.PENDING: frozenset({JobStatus.RUNNING, JobStatus.CANCELLED}),
+    JobStatus.RUNNING: frozenset({JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED, JobStatus.PENDING}),
+    JobStatus.FAILED: frozenset({JobStatus.PENDING}),
+    JobStatus.CANCELLED: frozenset({JobStatus.PENDING}),
+    JobStatus.SUCCEEDED: frozenset(),
+}
+FINISHED = frozenset({JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED})
+MAX_ERROR_CHARS = 4000
+
+
+class JobCancelled(Exception):
+    """Raised at a checkpoint when a cancel was requested; the job is already `cancelled`."""
+
+
+def _transition(job: MemoryJob, to: str) -> None:
+    if to not in ALLOWED[job.status]:
+        raise ConflictError(f"Job '{job.pk}' is {job.status}; it cannot become {to}.")
+    job.status = to
+
+
+def lock_memory_job(*, job_id: str, workspace=None) -> MemoryJob:
+    """The job row, locked. Call inside `transaction.atomic()`."""
+    qs = MemoryJob.objects.select_for_update().filter(pk=job_id)
+    if workspace is not None:
+        qs = qs.filter(workspace=workspace)
+    job = qs.first()
+    if job is None:
+        raise NotFoundError(f"No memory job '{job_id}'.")
+    return job
+
+
+def dispatch_on_commit(job_id: str) -> None:
+    """Queue the job's task once the surrounding transaction commits."""
+    from memories.tasks import process_memory_job_task
+
+    transaction.on_commit(lambda: process_memory_job_task.delay(job_id))
+
+
+def memory_job_enqueue(
+    *, workspace, kind: str, scope: str | None = None, scope_id: str = "", payload: Mapping[str, Any] | None = None
+) -> tuple[MemoryJob, bool]:
+    """The pending job of this kind for this scope, created if there is none
+    (a partial unique index allows one), dispatched after commit when created.
+    Returns (job, created)."""
+    filters = {"workspace": workspace, "kind": kind, "scope": scope, "scope_id": scope_id, "status": JobStatus.PENDING}
+    with transaction.atomic():
+        existing = MemoryJob.objects.filter(**filters).first()
+        if existing is not None:
+            return existing, False
+        try:
+            with transaction.atomic():
+                job = MemoryJob.objects.create(
+                    workspace=workspace, kind=kind, scope=scope, scope_id=scope_id, payload=dict(payload or {})
+                )
+        except IntegrityError:
+            # A concurrent enqueue won the partial unique index: theirs will run.
+            existing = MemoryJob.objects.filter(**filters).first()
+            if existing is None:
+                raise
+            return existing, False
+        dispatch_on_commit(job.pk)
+    return job, True
+
+
+def memory_job_retry(*, workspace, job_id: str) -> MemoryJob:
+    """A failed or cancelled job goes back to pending and is queued again.
+    409 for any other status, or when another job for the scope is already pending."""
+    with transaction.atomic():
+        job = lock_memory_job(job_id=job_id, workspace=workspace)
+        if job.status not in (JobStatus.FAILED, JobStatus.CANCELLED):
+            raise ConflictError(f"Job '{job.pk}' is {job.status}: only failed or cancelled jobs can be retried.")
+        _transition(job, JobStatus.PENDING)
+        job.cancel_requested = False
+        job.error = ""
+        job.finished_at = None
+        job.started_at = None
+        job.attempts = 0
+        try:
+            with transaction.atomic():
+                job.save(update_fields=["status", "cancel_requested", "error", "finished_at", "started_at", "attempts",
+                                        "updated_at"])
+        except IntegrityError:
+            raise ConflictError(f"Another {job.kind} job for this scope is already pending.")
+        dispatch_on_commit(job.pk)
+    return job
+
+
+def memory_job_cancel(*, workspace, job_id: str) -> MemoryJob:
+    """Cancel a pending job at once; ask a running one to stop at its next
+    checkpoint (it stays `running` with `cancel_requested` until then). 409 otherwise."""
+    with transaction.atomic():
+        job = lock_memory_job(job_id=job_id, workspace=workspace)
+        if job.status == JobStatus.PENDING:
+            _transition(job, JobStatus.CANCELLED)
+            job.finished_at = timezone.now()
+            job.cancel_requested = True
+            job.save(update_fields=["status", "finished_at", "cancel_requested", "updated_at"])
+        elif job.status == JobStatus.RUNNING:
+            job.cancel_requested = True
+            job.save(update_fields=["cancel_requested", "updated_at"])
+        else:
+            raise ConflictError(f"Job '{job.pk}' is {job.status}: only pending or running jobs can be cancelled.")
+    return job
+
+
+def memory_job_start(*, job_id: str) -> MemoryJob | None:
+    """Claim the job for this worker: pending -> running, attempts + 1.
+
+    A job already `running` is a redelivery after a worker died (acks_late):
+    it is claimed again, and the work resumes from the scope's last committed
+    checkpoint. Returns None when there is nothing to do (gone or finished).
+    A job past `max_attempts` fails instead of looping forever."""
+    with transaction.atomic():
+        job = MemoryJob.objects.select_for_update().filter(pk=job_id).first()
+        if job is None or job.status in FINISHED:
+            return None
+        if job.status == JobStatus.PENDING:
+            _transition(job, JobStatus.RUNNING)
+            job.started_at = timezone.now()
+        job.attempts += 1
+        if job.attempts > job.max_attempts:
+            _transition(job, JobStatus.FAILED)
+            job.error = f"Gave up after {job.max_attempts} attempts (the worker stopped each time)."
+            job.finished_at = timezone.now()
+            job.save(update_fields=["status", "error", "finished_at", "attempts", "updated_at"])
+            return None
+        job.save(update_fields=["status", "started_at", "attempts", "updated_at"])
+    return job
+
+
+def memory_job_checkpoint(*, job: MemoryJob) -> None:
+    """Between units of work: stop here (-> cancelled) when a cancel was asked.
+    Also refreshes `updated_at`, the heartbeat maintenance reads to find jobs
+    whose worker died."""
+    with transaction.atomic():
+        current = lock_memory_job(job_id=job.pk)
+        if current.status != JobStatus.RUNNING:
+            raise JobCancelled(job.pk)
+        if current.cancel_requested:
+            _transition(current, JobStatus.CANCELLED)
+            current.finished_at = timezone.now()
+            current.save(update_fields=["status", "finished_at", "updated_at"])
+            job.status = current.status
+            raise JobCancelled(job.pk)
+        current.save(update_fields=["updated_at"])
+
+
+def job_progress(job: MemoryJob, *, counts: Mapping[str, int], input_tokens: int, output_tokens: int, provider: str) -> None:
+    """Add a batch's counts and usage to the job. Call inside the batch's own
+    transaction so that progress and writes commit together."""
+    current = MemoryJob.objects.select_for_update().get(pk=job.pk)
+    result = dict(current.result or {})
+    for key, value in counts.items():
+        result[key] = int(result.get(key, 0)) + int(value)
+    current.result = result
+    current.input_tokens += input_tokens
+    current.output_tokens += output_tokens
+    current.provider = provider
+    current.save(update_fields=["result", "input_tokens", "output_tokens", "provider", "updated_at"])
+    job.result, job.input_tokens, job.output_tokens, job.provider = (
+        current.result, current.input_tokens, current.output_tokens, current.provider)
+
+
+def memory_job_succeed(*, job: MemoryJob, result: Mapping[str, Any] | None = None) -> MemoryJob:
+    with transaction.atomic():
+        current = lock_memory_job(job_id=job.pk)
+        if current.status != JobStatus.RUNNING:
+            return current
+        _transition(current, JobStatus.SUCCEEDED)
+        if result:
+            current.result = {**(current.result or {}), **result}
+        current.finished_at = timezone.now()
+        current.error = ""
+        current.save(update_fields=["status", "result", "finished_at", "error", "updated_at"])
+    return current
+
+
+def memory_job_fail(*, job_id: str, error: str) -> MemoryJob | None:
+    """Mark a job failed with its error (the task failure hook). A job already
+    finished is left as it is."""
+    with transaction.atomic():
+        job = MemoryJob.objects.select_for_update().filter(pk=job_id).first()
+        if job is None or job.status in FINISHED:
+            return job
+        if job.status == JobStatus.PENDING:
+            job.status = JobStatus.RUNNING  # a job that failed before starting still went through a run
+        _transition(job, JobStatus.FAILED)
+        job.error = error[:MAX_ERROR_CHARS]
+        job.finished_at = timezone.now()
+        job.save(update_fields=["status", "error", "finished_at", "updated_at"])
+    logger.warning("memory job %s failed: %s", job_id, error[:200])
+    return job
+
+
+def memory_jobs_requeue_stale(*, older_than: timedelta) -> int:
+    """Running jobs whose heartbeat stopped (their worker died and the broker did
+    not redeliver) go back to pending and are queued again; if another job is
+    already pending for the scope, the stale one is cancelled in its favour.
+    Returns how many were requeued or cancelled."""
+    cutoff = timezone.now() - older_than
+    stale_ids = list(
+        MemoryJob.objects.filter(status=JobStatus.RUNNING, updated_at__lt=cutoff)
+        .exclude(kind=JobKind.MAINTENANCE)
+        .values_list("pk", flat=True)[:500]
+    )
+    handled = 0
+    for job_id in stale_ids:
+        with transaction.atomic():
+            job = MemoryJob.objects.select_for_update().filter(pk=job_id, status=JobStatus.RUNNING).first()
+            if job is None or job.updated_at >= cutoff:
+                continue
+            try:
+                with transaction.atomic():
+                    _transition(job, JobStatus.PENDING)
+                    job.save(update_fields=["status", "updated_at"])
+                dispatch_on_commit(job.pk)
+            except IntegrityError:
+                job.status = JobStatus.RUNNING
+                _transition(job, JobStatus.CANCELLED)
+                job.error = "Superseded: the worker stopped and a newer job for this scope is pending."
+                job.finished_at = timezone.now()
+                job.save(update_fields=["status", "error", "finished_at", "updated_at"])
+            handled += 1
+    return handled

@@ -1,0 +1,168 @@
+"""Extraction and rebuild of a branch scope, in bounded batches of floors."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.actors import Actor
+from memories.extraction.types import ExtractionInput, KnownFact, OpenLoopRef, Turn
+from memories.llm import get_provider
+from memories.llm.tokens import content_text
+from memories.models import MemoryItem, MemoryJob, MemoryType, MemoryVersion, Scope, ScopeState
+from memories.services.jobs import job_progress, memory_job_checkpoint
+from memories.services.pipeline.writes import live_items, write_batch
+from memories.services.scopes import lock_scope_state, parse_branch_scope_id, scope_refresh_totals
+
+# What a batch shows the model of the scope's memory so far: enough for a
+# model to reuse keys and close tasks, bounded so a prompt never grows with
+# the conversation.
+KNOWN_FACTS_LIMIT = 200
+OPEN_LOOPS_LIMIT = 100
+# Rebuild deletes machine-written items through the batch service, at most
+# this many per call (its per-call maximum).
+DELETE_CHUNK = 100
+
+
+def _branch(job: MemoryJob):
+    from conversations.selectors import branch_get, conversation_get
+
+    conversation_id, branch_name = parse_branch_scope_id(job.scope_id)
+    conversation = conversation_get(workspace=job.workspace, external_id=conversation_id)
+    branch = branch_get(conversation=conversation, name=branch_name) if conversation else None
+    return conversation, branch
+
+
+def _input(job: MemoryJob, state: ScopeState, conversation, turns: list[Turn]) -> ExtractionInput:
+    facts = live_items(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id, type=MemoryType.FACT)
+    loops = live_items(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id, type=MemoryType.OPEN_LOOP)
+    previous = state.rolling_summary
+    if not previous and job.scope_id.endswith(',"main"]'):
+        summary = (conversation.metadata or {}).get("summary")
+        previous = summary if isinstance(summary, str) else ""
+    return ExtractionInput(
+        previous_summary=previous,
+        known_facts=[
+            KnownFact(id=f.pk, key=f.fact_key or "", content=f.content)
+            for f in reversed(facts.order_by("-created_at").only("id", "fact_key", "content")[:KNOWN_FACTS_LIMIT])
+        ],
+        open_loops=[
+            OpenLoopRef(id=o.pk, content=o.content, floor_no=int(o.source_floor_id) if (o.source_floor_id or "").isdigit() else None)
+            for o in reversed(loops.order_by("-created_at").only("id", "content", "source_floor_id")[:OPEN_LOOPS_LIMIT])
+        ],
+        turns=turns,
+    )
+
+
+def extract_run(job: MemoryJob) -> dict:
+    """Read the scope's floors after its checkpoint, batch by batch, until none
+    are left. A batch committed by an earlier (killed) run of this job is not
+    read again: the checkpoint moved with it."""
+    from conversations.selectors import branch_messages, branch_view
+    from conversations.services import conversation_update
+
+    conversation, branch = _branch(job)
+    if branch is None:
+        return {"skipped": "conversation or branch no longer exists"}
+    view = branch_view(branch=branch)
+    provider = get_provider()
+    review = job.workspace.requires_review
+    batch_size = max(1, settings.MEMORY_EXTRACT_BATCH_FLOORS)
+    batches = 0
+    while True:
+        memory_job_checkpoint(job=job)
+        state = ScopeState.objects.get(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id)
+        after = state.last_processed_floor_no
+        messages = branch_messages(branch=view, after_floor_no=after, limit=batch_size)
+        if not messages:
+            break
+        turns = [Turn(floor_no=m.floor_no, message_id=m.pk, role=m.role, text=content_text(m.content)) for m in messages]
+        tokens_read = sum(m.token_estimate for m in messages)
+        conversation.refresh_from_db(fields=["metadata"])
+        data = _input(job, state, conversation, turns)
+        del messages
+        # The model call happens outside any transaction (it may take seconds).
+        result, usage = provider.extract(data)
+        with transaction.atomic():
+            state = lock_scope_state(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id)
+            if state.last_processed_floor_no != after:
+                continue  # another delivery of this job wrote this batch meanwhile
+            counts = write_batch(job=job, scope=job.scope, scope_id=job.scope_id, result=result, turns=turns, review=review)
+            state.last_processed_floor_no = turns[-1].floor_no
+            state.pending_floors = max(0, state.pending_floors - len(turns))
+            state.pending_tokens = max(0, state.pending_tokens - tokens_read)
+            state.dirty = state.pending_floors > 0
+            state.last_extracted_at = timezone.now()
+            state.rolling_summary = result.rolling_summary
+            state.summarized_until = turns[-1].message_id
+            state.save(update_fields=["last_processed_floor_no", "pending_floors", "pending_tokens", "dirty",
+                                      "last_extracted_at", "rolling_summary", "summarized_until", "updated_at"])
+            if branch.name == "main" and result.rolling_summary:
+                conversation_update(
+                    workspace=job.workspace, external_id=conversation.external_id,
+                    metadata={"summary": result.rolling_summary, "summarized_until": turns[-1].message_id},
+                )
+            job_progress(job, counts={**counts.as_dict(), "batches": 1, "floors": len(turns)},
+                         input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, provider=provider.name)
+        batches += 1
+    state = ScopeState.objects.get(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id)
+    with transaction.atomic():
+        state = lock_scope_state(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id)
+        if state.pending_floors and not branch_messages(branch=view, after_floor_no=state.last_processed_floor_no, limit=1):
+            # Counted floors that were deleted before they were read.
+            state.pending_floors, state.pending_tokens, state.dirty = 0, 0, False
+            state.save(update_fields=["pending_floors", "pending_tokens", "dirty", "updated_at"])
+    scope_refresh_totals(state=state)
+    return {"last_processed_floor_no": state.last_processed_floor_no}
+
+
+def machine_written_ids(*, workspace, scope: str, scope_id: str) -> list[str]:
+    """Items of the scope the pipeline wrote and nobody has edited since: their
+    current version's actor is a job. Operator-written or operator-edited items
+    are kept by a rebuild."""
+    job_versions = MemoryVersion.objects.filter(workspace=workspace, actor_type="job").values("pk")
+    return list(
+        MemoryItem.objects.filter(workspace=workspace, scope=scope, scope_id=scope_id, source_job__isnull=False,
+                                  current_version_id__in=job_versions).values_list("pk", flat=True)
+    )
+
+
+def rebuild_run(job: MemoryJob) -> dict:
+    """Remove the scope's machine-written memories, reset its checkpoint to 0,
+    then extract from floor 1. The reset commits with a mark on the job, so a
+    rerun after a crash continues the extraction instead of resetting again."""
+    from conversations.services import conversation_update
+    from memories.services.items_batch import memory_items_delete
+
+    conversation, branch = _branch(job)
+    if branch is None:
+        return {"skipped": "conversation or branch no longer exists"}
+    removed = 0
+    if not job.payload.get("reset_done"):
+        actor = Actor.for_job(job.pk)
+        with transaction.atomic():
+            state = lock_scope_state(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id,
+                                     conversation=conversation)
+            ids = machine_written_ids(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id)
+            for start in range(0, len(ids), DELETE_CHUNK):
+                removed += memory_items_delete(workspace=job.workspace, actor=actor,
+                                               ids=ids[start:start + DELETE_CHUNK]).counts["deleted"]
+            state.last_processed_floor_no = 0
+            state.pending_floors = max(branch.next_floor_no - 1, 0)
+            state.pending_tokens = 0
+            state.dirty = True
+            state.rolling_summary = ""
+            state.summarized_until = ""
+            state.save(update_fields=["last_processed_floor_no", "pending_floors", "pending_tokens", "dirty",
+                                      "rolling_summary", "summarized_until", "updated_at"])
+            if branch.name == "main":
+                conversation_update(workspace=job.workspace, external_id=conversation.external_id,
+                                    metadata={"summary": None, "summarized_until": None})
+            job.payload = {**job.payload, "reset_done": True}
+            MemoryJob.objects.filter(pk=job.pk).update(payload=job.payload, result={"removed": removed})
+            job.result = {"removed": removed}
+    return {**extract_run(job), "removed": removed or job.result.get("removed", 0)}
+
+
+__all__ = ["extract_run", "rebuild_run", "Scope"]

@@ -1,0 +1,106 @@
+"""Periodic maintenance (one job per beat tick, workspace-less)."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import F
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from accounts.actors import Actor
+from memories.models import JobKind, MemoryItem, MemoryJob, ScopeState
+from memories.services.jobs import memory_job_checkpoint, memory_job_enqueue, memory_jobs_requeue_stale
+
+logger = logging.getLogger(__name__)
+
+# A running job writes a heartbeat at every batch; a batch takes well under a
+# minute even with a slow model, so ten minutes of silence means its worker died.
+STALE_RUNNING_AFTER = timedelta(minutes=10)
+# A dirty scope below the extraction thresholds is still extracted once it has
+# been quiet this long: the last few turns of a conversation must not wait forever.
+IDLE_EXTRACT_AFTER = timedelta(minutes=15)
+# Per run, at most this many of each kind of work item: a run stays short and
+# the next tick takes the rest.
+MAX_PER_RUN = 500
+DELETE_CHUNK = 100
+
+
+def _enqueue_due(now) -> tuple[int, int]:
+    compact = extract = 0
+    due_compaction = ScopeState.objects.filter(micro_count__gte=max(1, settings.MEMORY_COMPACT_MIN_MICROS)).select_related("workspace")
+    for state in due_compaction[:MAX_PER_RUN]:
+        _, created = memory_job_enqueue(workspace=state.workspace, kind=JobKind.COMPACT, scope=state.scope,
+                                        scope_id=state.scope_id)
+        compact += created
+    idle = ScopeState.objects.filter(dirty=True, pending_floors__gt=0, updated_at__lt=now - IDLE_EXTRACT_AFTER,
+                                     scope="branch").select_related("workspace")
+    for state in idle[:MAX_PER_RUN]:
+        _, created = memory_job_enqueue(workspace=state.workspace, kind=JobKind.EXTRACT, scope=state.scope,
+                                        scope_id=state.scope_id)
+        extract += created
+    return compact, extract
+
+
+def items_sweep_expired(*, now=None) -> int:
+    """Delete items past `expires_at` (LangGraph store TTLs) through the batch
+    service, so each deletion writes its version."""
+    from memories.services.items_batch import memory_items_delete
+
+    now = now or timezone.now()
+    rows = list(MemoryItem.objects.filter(expires_at__lt=now).values_list("workspace_id", "pk")[:MAX_PER_RUN * 4])
+    by_workspace: dict[str, list[str]] = {}
+    for workspace_id, pk in rows:
+        by_workspace.setdefault(workspace_id, []).append(pk)
+    from accounts.models import Workspace
+
+    deleted = 0
+    for workspace in Workspace.objects.filter(pk__in=list(by_workspace)):
+        ids = by_workspace[workspace.pk]
+        for start in range(0, len(ids), DELETE_CHUNK):
+            deleted += memory_items_delete(workspace=workspace, actor=Actor.system(),
+                                           ids=ids[start:start + DELETE_CHUNK]).counts["deleted"]
+    return deleted
+
+
+def conversations_expire(*, now=None) -> int:
+    """Delete conversations with no message for `MEMORY_CONVERSATION_EXPIRE_DAYS`
+    (0 = never), through the conversation service."""
+    from conversations.models import Conversation
+    from conversations.services import conversation_delete
+
+    days = settings.MEMORY_CONVERSATION_EXPIRE_DAYS
+    if days <= 0:
+        return 0
+    cutoff = (now or timezone.now()) - timedelta(days=days)
+    stale = (
+        Conversation.objects.annotate(last_active=Coalesce(F("last_message_at"), F("created_at")))
+        .filter(last_active__lt=cutoff)
+        .select_related("workspace")[:MAX_PER_RUN]
+    )
+    deleted = 0
+    for conversation in stale:
+        try:
+            conversation_delete(workspace=conversation.workspace, external_id=conversation.external_id)
+            deleted += 1
+        except Exception:  # noqa: BLE001 - deleted concurrently; the rest still go
+            logger.info("conversation %s not expired", conversation.pk)
+    return deleted
+
+
+def maintenance_run(job: MemoryJob) -> dict:
+    from memories.services.versioning import versions_purge_expired
+
+    now = timezone.now()
+    result: dict[str, int] = {"requeued": memory_jobs_requeue_stale(older_than=STALE_RUNNING_AFTER)}
+    memory_job_checkpoint(job=job)
+    result["compact_queued"], result["extract_queued"] = _enqueue_due(now)
+    memory_job_checkpoint(job=job)
+    result["versions_purged"] = versions_purge_expired(now=now)
+    memory_job_checkpoint(job=job)
+    result["items_expired"] = items_sweep_expired(now=now)
+    memory_job_checkpoint(job=job)
+    result["conversations_expired"] = conversations_expire(now=now)
+    return result

@@ -1,0 +1,46 @@
+"""Celery tasks: thin. They take ids, re-fetch, and call one service.
+
+Jobs are idempotent (each batch commits with the scope's checkpoint), so the
+tasks run with `acks_late`: a worker killed mid-job leaves the message to be
+delivered again, and the job resumes from its last checkpoint.
+"""
+
+from __future__ import annotations
+
+from celery import Task, shared_task
+from django.db import InterfaceError, OperationalError
+
+from memories.models import JobKind
+from memories.services.jobs import memory_job_enqueue, memory_job_fail
+from memories.services.pipeline import memory_job_execute
+
+# Database hiccups are worth retrying; everything else fails the job.
+TRANSIENT_ERRORS = (OperationalError, InterfaceError)
+
+
+class MemoryJobTask(Task):
+    """Marks the job failed, with its error, when the task fails for good."""
+
+    def on_failure(self, exc, task_id, args, kwargs, einfo):  # noqa: D401 - Celery hook
+        job_id = kwargs.get("job_id") or (args[0] if args else None)
+        if job_id:
+            memory_job_fail(job_id=job_id, error=f"{exc.__class__.__name__}: {exc}")
+
+
+@shared_task(
+    base=MemoryJobTask,
+    acks_late=True,
+    autoretry_for=TRANSIENT_ERRORS,
+    retry_backoff=2,
+    retry_backoff_max=60,
+    retry_jitter=True,
+    max_retries=5,
+)
+def process_memory_job_task(job_id: str) -> None:
+    memory_job_execute(job_id=job_id)
+
+
+@shared_task(acks_late=True)
+def schedule_maintenance_task() -> None:
+    """Beat's entry point: queue one maintenance job (a pending one is reused)."""
+    memory_job_enqueue(workspace=None, kind=JobKind.MAINTENANCE)
