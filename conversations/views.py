@@ -34,15 +34,28 @@ from memory_project.api import request_workspace
 from memory_project.errors import ValidationError
 
 
-def _raw_path(request: Request) -> str:
+SLASH_MESSAGE = "conversation_id: must not contain '/' (it cannot travel in a URL path segment)."
+
+
+def _raw_path(request: Any) -> str:
     """The request path as the client sent it, before the server decoded it, when known."""
-    meta = request.META
+    django_request = getattr(request, "_request", request)
+    meta = django_request.META
     raw = meta.get("RAW_URI") or meta.get("REQUEST_URI")  # gunicorn / uWSGI
     if raw is None:
-        scope = getattr(request._request, "scope", None)  # ASGI servers
+        scope = getattr(django_request, "scope", None)  # ASGI servers
         raw_bytes = scope.get("raw_path") if isinstance(scope, dict) else None
         raw = raw_bytes.decode("latin-1") if isinstance(raw_bytes, bytes) else ""
     return raw.split("?", 1)[0]
+
+
+def has_encoded_slash(request: Any) -> bool:
+    """Whether the client percent-encoded a '/' into the path (`a%2Fb`).
+
+    WSGI servers decode %2F before routing, so such an id either lands on the
+    wrong route or on none; the root 404 handler uses this to answer 400.
+    """
+    return "%2f" in _raw_path(request).lower()
 
 
 class ConversationScopedViewSet(GenericViewSet):
@@ -52,8 +65,8 @@ class ConversationScopedViewSet(GenericViewSet):
         super().initial(request, *args, **kwargs)
         # WSGI servers decode %2F before routing, so `a%2Fb` would otherwise be
         # routed as two segments; the raw path shows what the client meant.
-        if "%2f" in _raw_path(request).lower():
-            raise ValidationError("conversation_id: must not contain '/' (it cannot travel in a URL path segment).")
+        if has_encoded_slash(request):
+            raise ValidationError(SLASH_MESSAGE)
         if "conversation_id" in kwargs:
             services.validate_conversation_id(kwargs["conversation_id"])
 

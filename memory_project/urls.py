@@ -23,6 +23,10 @@ urlpatterns = [
 
 
 def handler404(request, exception=None):
+    from conversations.views import SLASH_MESSAGE, has_encoded_slash
+
+    if request.path.startswith("/v1/conversations/") and has_encoded_slash(request):
+        return JsonResponse(error_body("invalid_request_error", SLASH_MESSAGE), status=400)
     return JsonResponse(error_body("not_found_error", f"No route for {request.path}."), status=404)
 
 

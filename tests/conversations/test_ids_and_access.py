@@ -62,6 +62,10 @@ def test_encoded_slash_is_400_when_the_server_reports_the_raw_path(api):
     assert "'/'" in error["message"]
     response = api.post("/v1/conversations/x/messages", {"role": "user", "content": "c"}, format="json", RAW_URI=raw)
     assert_error(response, 400, "invalid_request_error")
+    # An id with a slash lands on no route at all: still a 400 that says why.
+    raw = "/v1/conversations/a%2Fb/messages"
+    response = api.post("/v1/conversations/a/b/messages", {"role": "user", "content": "c"}, format="json", RAW_URI=raw)
+    assert "'/'" in assert_error(response, 400, "invalid_request_error")["message"]
     assert Message.objects.count() == 1
 
 
