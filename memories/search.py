@@ -176,14 +176,15 @@ def search_rank(queryset: QuerySet, text: str, *, alias: str = "relevance") -> Q
     `word_similarity` in both directions (a short query found in a long memory,
     or a short memory found in a long message), in [0, 1]. SQLite uses FTS5's
     `bm25()` over the OR of the text's trigrams (negated, since bm25 is lower
-    for better matches); text shorter than a trigram scores by occurrence count.
+    for better matches). Text shorter than a trigram (a one- or two-character
+    Chinese word) scores by its number of occurrences on both databases.
     Does not filter: pair with `search_filter` for "must contain".
     """
     text = text.strip()
     if not text:
         return queryset.annotate(**{alias: Value(0.0, output_field=FloatField())})
     vendor = default_connection.vendor
-    if vendor == "postgresql":
+    if vendor == "postgresql" and len(text) >= MIN_TRIGRAM_CHARS:
         score = Greatest(
             _WordSimilarity(Value(text), F("content")),
             _WordSimilarity(F("content"), Value(text)),
