@@ -453,7 +453,9 @@ def messages_clear(*, workspace: Workspace, external_id: str) -> int:
         conversation = conversation_lock(workspace=workspace, external_id=external_id)
         if conversation is None:
             raise NotFoundError(f"Conversation '{external_id}' not found.")
-        deleted, _ = Message.objects.filter(conversation=conversation).delete()
+        # The total would include rows cascaded from messages; count messages only.
+        _, per_model = Message.objects.filter(conversation=conversation).delete()
+        deleted = per_model.get(Message._meta.label, 0)
         transaction.on_commit(partial(scope_note_cleared, workspace_id=workspace.pk, conversation_id=conversation.pk))
         conversation.message_count = 0
         conversation.last_message_at = conversation.created_at
