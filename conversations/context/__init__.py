@@ -1,0 +1,1 @@
+"""Prompt assembly for a conversation: history (spec 002) plus memory (spec 003)."""

@@ -1,0 +1,222 @@
+"""Assemble a prompt for a conversation (spec 002 + memory).
+
+1. The last `max_messages` messages of the branch, not counting system ones.
+2. Per-message truncation, on copies: stored messages are never changed.
+3. The system message first: the caller's `system`, stored system messages in
+   the window, the rolling summary, the chosen memories and the attached
+   stores' instructions.
+4. `temporary_messages` appended at the end, never stored.
+
+Only reads, apart from stamping `last_used_at` on the memories injected.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from conversations import formats
+from conversations.models import MAIN_BRANCH, Message
+from conversations.resources.selectors import conversation_resource_list
+from conversations.selectors import branch_get_or_404, branch_messages, branch_view, conversation_get_or_404
+from memories.llm.tokens import content_text, count_content_tokens, count_tokens
+from memories.selectors.context import Selection, memory_select, visible_scopes
+from memories.services.items_batch import memory_items_mark_used
+from memories.services.scopes import branch_scope_id
+
+TRUNCATION_MARK = "…"
+# History is read newest first in pages of this many rows until enough
+# non-system messages are found; system messages in between are lifted.
+HISTORY_PAGE = 50
+MAX_SYSTEM_MESSAGES = 10
+
+LABELS = {
+    "summary": "Conversation summary",
+    "memories": "Relevant memories",
+    "stores": "Attached memory stores",
+}
+
+
+@dataclass
+class ContextRequest:
+    branch: str | None = None
+    max_messages: int = 10
+    truncate_chars: int | None = None
+    system: str | None = None
+    temporary_messages: list[dict[str, Any]] | None = None
+    query: str | None = None
+    strategy: str = "balanced"
+    memory_token_budget: int = 1000
+    include_memories: bool = True
+    include_summary: bool = True
+    format: str = "raw"
+
+
+def _truncate(content: Any, limit: int) -> Any:
+    if isinstance(content, str):
+        return content if len(content) <= limit else content[:limit] + TRUNCATION_MARK
+    if isinstance(content, list):
+        out = []
+        for block in content:
+            if isinstance(block, dict) and isinstance(block.get("text"), str) and len(block["text"]) > limit:
+                block = {**block, "text": block["text"][:limit] + TRUNCATION_MARK}
+            out.append(block)
+        return out
+    return content
+
+
+def _history(branch, max_messages: int) -> tuple[list[Message], list[Message]]:
+    """(the last `max_messages` non-system messages oldest first, the branch's
+    system messages). One keyset query per page, one for system messages."""
+    view = branch_view(branch=branch)
+    kept: list[Message] = []
+    before: int | None = None
+    while len(kept) < max_messages:
+        page = branch_messages(branch=view, before_floor_no=before, limit=HISTORY_PAGE, order="desc")
+        kept.extend(m for m in page if m.role != "system")
+        if len(page) < HISTORY_PAGE:
+            break
+        before = page[-1].floor_no
+    kept = kept[:max_messages]
+    # System messages set up the conversation wherever they were stored: all of
+    # the branch's (the latest few) go first, none counts against the window.
+    systems = [
+        m for m in Message.objects.filter(branch_id__in=[s.branch_id for s in view.segments], role="system")
+        .order_by("-floor_no")[:MAX_SYSTEM_MESSAGES]
+        if view.shows(m)
+    ]
+    return list(reversed(kept)), list(reversed(systems))
+
+
+def _as_dict(message: Message, truncate_chars: int | None) -> dict[str, Any]:
+    content = copy.deepcopy(message.content)
+    if truncate_chars:
+        content = _truncate(content, truncate_chars)
+    return {"id": message.pk, "role": message.role, "content": content, "metadata": message.metadata or {},
+            "floor_no": message.floor_no}
+
+
+def context_assemble(*, workspace, external_id: str, request: ContextRequest) -> dict[str, Any]:
+    started = time.perf_counter()
+    conversation = conversation_get_or_404(workspace=workspace, external_id=external_id)
+    branch = branch_get_or_404(conversation=conversation, name=request.branch or MAIN_BRANCH)
+    history, systems = _history(branch, request.max_messages)
+    messages = [_as_dict(m, request.truncate_chars) for m in history]
+    temporary = [{"role": t["role"], "content": t["content"], "metadata": t.get("metadata") or {}}
+                 for t in request.temporary_messages or []]
+
+    query = request.query
+    if query is None:
+        query = next((content_text(m.content) for m in reversed(history) if m.role == "user"), "")
+
+    sections: list[str] = []
+    if request.system:
+        sections.append(request.system)
+    sections += [formats._system_text(s.content) for s in systems if formats._system_text(s.content).strip()]
+
+    summary_text = ""
+    if request.include_summary:
+        summary_text = _rolling_summary(conversation, branch, request.branch)
+        if summary_text:
+            sections.append(f"## {LABELS['summary']}\n{summary_text}")
+
+    selection: Selection | None = None
+    scope_id = branch_scope_id(conversation.external_id, branch.name) if request.branch else None
+    if request.include_memories:
+        selection = memory_select(
+            workspace=workspace, scopes=visible_scopes(conversation=conversation, branch_scope_id=scope_id),
+            query=query, strategy=request.strategy, budget=request.memory_token_budget,
+            semantic=_semantic(workspace, query),
+        )
+        if selection.injected:
+            lines = [f"- [{c.item.type}{'/' + c.item.summary_tier if c.item.summary_tier else ''}] {c.item.content}"
+                     for c in selection.injected]
+            sections.append(f"## {LABELS['memories']}\n" + "\n".join(lines))
+            memory_items_mark_used(workspace=workspace, ids=[c.item.pk for c in selection.injected])
+
+    stores = []
+    for attached in conversation_resource_list(conversation=conversation):
+        store = attached.resource.memory_store
+        stores.append({"memory_store_id": store.pk, "name": store.name, "description": store.description,
+                       "access": attached.resource.access, "instructions": attached.resource.instructions,
+                       "mount_path": attached.mount_path})
+    if stores:
+        lines = []
+        for s in stores:
+            line = f"- {s['name']} ({s['access']}, {s['mount_path']})"
+            if s["description"]:
+                line += f": {s['description']}"
+            if s["instructions"]:
+                line += f"\n  Instructions: {s['instructions']}"
+            lines.append(line)
+        sections.append(f"## {LABELS['stores']}\n" + "\n".join(lines))
+
+    system_text = "\n\n".join(sections)
+    all_messages = [*messages, *temporary]
+    usage = {
+        "system_tokens": count_tokens(system_text),
+        "message_tokens": sum(count_content_tokens(m["content"]) for m in all_messages),
+        "memory_tokens": selection.tokens_used if selection else 0,
+        "summary_tokens": count_tokens(summary_text),
+    }
+    usage["total_tokens"] = usage["system_tokens"] + usage["message_tokens"]
+    memory_report = None
+    if selection is not None:
+        memory_report = {
+            "strategy": selection.strategy,
+            "query": query,
+            "budget": selection.budget,
+            "tokens_used": selection.tokens_used,
+            "candidates": selection.candidates,
+            "scopes": ["global", "branch", "floor"] if scope_id else ["global", "chat", "floor"],
+            "scope_id": scope_id,
+            "injected": [c.explain(with_content=True) for c in selection.injected],
+            "omitted": [c.explain(with_content=False) for c in selection.omitted[:50]],
+            "omitted_count": len(selection.omitted),
+        }
+    body: dict[str, Any] = {
+        "conversation_id": conversation.external_id,
+        "branch": branch.name,
+        "format": request.format,
+        "memory": memory_report,
+        "summary": summary_text or None,
+        "memory_stores": stores,
+        "usage": usage,
+        "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
+    }
+    if request.format == "anthropic":
+        wire = formats.to_anthropic(all_messages)
+        body["system"] = system_text or None
+        body["messages"] = wire["messages"]
+    elif request.format == "openai":
+        system_message = [{"role": "system", "content": system_text}] if system_text else []
+        body["messages"] = system_message + formats.to_openai(all_messages)
+    else:
+        body["system"] = system_text or None
+        body["messages"] = [{"role": "system", "content": system_text}] * bool(system_text) + all_messages
+    return body
+
+
+def _rolling_summary(conversation, branch, requested_branch: str | None) -> str:
+    from memories.models import Scope, ScopeState
+
+    if branch.name == MAIN_BRANCH:
+        value = (conversation.metadata or {}).get("summary")
+        if isinstance(value, str) and value:
+            return value
+    state = ScopeState.objects.filter(workspace_id=conversation.workspace_id, scope=Scope.BRANCH,
+                                      scope_id=branch_scope_id(conversation.external_id, branch.name)).only(
+        "rolling_summary").first()
+    return state.rolling_summary if state else ""
+
+
+def _semantic(workspace, query: str) -> dict[str, float] | None:
+    """Semantic similarity when an embedding provider is configured."""
+    from memories.llm.embeddings import get_embedder
+
+    embedder = get_embedder()
+    if embedder is None or not query.strip():
+        return None
+    return embedder.similarities(workspace=workspace, query=query)

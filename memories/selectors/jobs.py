@@ -1,0 +1,61 @@
+"""Reads of memory jobs and scope states, scoped to one workspace."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import django_filters
+from django.db.models import QuerySet
+
+from memories.models import JobKind, JobStatus, MemoryJob, Scope, ScopeState
+from memories.selectors.items import filterset_errors
+from memory_project.errors import NotFoundError
+
+
+def _choices(values) -> list[tuple[str, str]]:
+    return [(str(v), str(v)) for v in values]
+
+
+class MemoryJobFilterSet(django_filters.FilterSet):
+    scope = django_filters.ChoiceFilter(choices=_choices(Scope.values))
+    scope_id = django_filters.CharFilter(max_length=600)
+    status = django_filters.ChoiceFilter(choices=_choices(JobStatus.values))
+    kind = django_filters.ChoiceFilter(choices=_choices(JobKind.values))
+
+    class Meta:
+        model = MemoryJob
+        fields = ["scope", "scope_id", "status", "kind"]
+
+
+class ScopeStateFilterSet(django_filters.FilterSet):
+    scope = django_filters.ChoiceFilter(choices=_choices(Scope.values))
+    scope_id = django_filters.CharFilter(max_length=600)
+    dirty = django_filters.BooleanFilter()
+
+    class Meta:
+        model = ScopeState
+        fields = ["scope", "scope_id", "dirty"]
+
+
+def memory_job_list(*, workspace, filters: Mapping[str, Any] | None = None) -> QuerySet[MemoryJob]:
+    """Newest first; ValidationError for bad filter values."""
+    filterset = MemoryJobFilterSet(data=filters or {}, queryset=MemoryJob.objects.filter(workspace=workspace))
+    if not filterset.is_valid():
+        raise filterset_errors(filterset)
+    return filterset.qs.order_by("-created_at", "-pk").defer("payload")
+
+
+def memory_job_get(*, workspace, job_id: str) -> MemoryJob:
+    job = MemoryJob.objects.filter(workspace=workspace, pk=job_id).first()
+    if job is None:
+        raise NotFoundError(f"No memory job '{job_id}'.")
+    return job
+
+
+def scope_state_list(*, workspace, filters: Mapping[str, Any] | None = None) -> QuerySet[ScopeState]:
+    """Most recently active first."""
+    filterset = ScopeStateFilterSet(data=filters or {}, queryset=ScopeState.objects.filter(workspace=workspace))
+    if not filterset.is_valid():
+        raise filterset_errors(filterset)
+    return filterset.qs.order_by("-updated_at", "-pk").defer("rolling_summary")

@@ -1,0 +1,58 @@
+"""Memory jobs and scope states over REST (spec 003's advanced endpoints)."""
+
+from __future__ import annotations
+
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from memories.selectors import jobs as selectors
+from memories.serializers.jobs import MemoryJobOutputSerializer, ScopeActionInputSerializer, ScopeStateOutputSerializer
+from memories.services import jobs as job_services
+from memories.services import scopes as scope_services
+from memories.views.items import paginate, validated
+from memory_project.api import request_workspace
+
+
+class MemoryJobViewSet(viewsets.GenericViewSet):
+    lookup_url_kwarg = "job_id"
+    serializer_class = MemoryJobOutputSerializer
+
+    def list(self, request: Request) -> Response:
+        queryset = selectors.memory_job_list(workspace=request_workspace(request), filters=request.query_params)
+        return Response(paginate(queryset, request.query_params, MemoryJobOutputSerializer))
+
+    def retrieve(self, request: Request, job_id: str) -> Response:
+        job = selectors.memory_job_get(workspace=request_workspace(request), job_id=job_id)
+        return Response({"data": MemoryJobOutputSerializer(job).data})
+
+    @action(detail=True, methods=["post"])
+    def retry(self, request: Request, job_id: str) -> Response:
+        job = job_services.memory_job_retry(workspace=request_workspace(request), job_id=job_id)
+        return Response({"data": MemoryJobOutputSerializer(job).data})
+
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, job_id: str) -> Response:
+        job = job_services.memory_job_cancel(workspace=request_workspace(request), job_id=job_id)
+        return Response({"data": MemoryJobOutputSerializer(job).data})
+
+
+class MemoryScopeViewSet(viewsets.GenericViewSet):
+    serializer_class = ScopeStateOutputSerializer
+
+    def list(self, request: Request) -> Response:
+        queryset = selectors.scope_state_list(workspace=request_workspace(request), filters=request.query_params)
+        return Response(paginate(queryset, request.query_params, ScopeStateOutputSerializer))
+
+    @action(detail=False, methods=["post"])
+    def rebuild(self, request: Request) -> Response:
+        data = validated(ScopeActionInputSerializer, request)
+        job = scope_services.scope_rebuild_request(workspace=request_workspace(request), **data)
+        return Response({"data": MemoryJobOutputSerializer(job).data}, status=status.HTTP_202_ACCEPTED)
+
+    @action(detail=False, methods=["post"])
+    def compact(self, request: Request) -> Response:
+        data = validated(ScopeActionInputSerializer, request)
+        job = scope_services.scope_compact_request(workspace=request_workspace(request), **data)
+        return Response({"data": MemoryJobOutputSerializer(job).data}, status=status.HTTP_202_ACCEPTED)
