@@ -31,11 +31,11 @@ def api_key(new_key) -> str:
 
 @pytest.fixture
 def client(live_server, api_key):
-    with MemoryClient(live_server.url, api_key, max_retries=0) as memory:
+    with MemoryClient(live_server.url, api_key, max_retries=4) as memory:
         yield memory
 
 
 @pytest.fixture
 async def aclient(live_server, api_key):
-    async with AsyncMemoryClient(live_server.url, api_key, max_retries=0) as memory:
+    async with AsyncMemoryClient(live_server.url, api_key, max_retries=4) as memory:
         yield memory

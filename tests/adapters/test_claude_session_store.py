@@ -13,7 +13,7 @@ async def test_conformance_every_contract(live_server, key_pool):
     keys = list(key_pool)
 
     def make_store():
-        return MemoryClient(live_server.url, keys.pop(), max_retries=0).claude_session_store()
+        return MemoryClient(live_server.url, keys.pop(), max_retries=4).claude_session_store()
 
     await run_session_store_conformance(make_store)
 
