@@ -34,10 +34,11 @@ run: migrate
 	$(VENV)/bin/gunicorn memory_project.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4 --access-logfile - ; \
 	wait
 
-# Chromium for the admin's browser tests, from Debian's packages.
+# Chromium for the admin's browser tests, from Debian's packages (with a CJK
+# font, so screenshots of Chinese memories show text rather than boxes).
 browser-deps:
 	@command -v chromium >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || echo "chromium could not be installed: browser tests will be skipped"; \
+	  if [ "$$(id -u)" = 0 ]; then (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-zenhei >/dev/null) || echo "chromium could not be installed: browser tests will be skipped"; \
 	  else echo "chromium not installed and not root: browser tests will be skipped"; fi; }
 
 # The whole suite twice: on SQLite (the embedded default), then on PostgreSQL

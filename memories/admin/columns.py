@@ -5,6 +5,7 @@ any size."""
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.admin.utils import quote
 from django.db.models import Case, IntegerField, QuerySet, Value, When
 from django.db.models.functions import Substr
 from django.urls import reverse
@@ -68,7 +69,18 @@ class MemoryColumns:
             text = obj.content or ""
         more = "…" if len(text) > EXCERPT_CHARS else ""
         prefix = format_html("<code>{}</code><br>", obj.path) if obj.path else ""
-        return format_html('{}<span class="memory-excerpt">{}{}</span>', prefix, text[:EXCERPT_CHARS], more)
+        return format_html(
+            '{}<span class="memory-excerpt" title="{}">{}{}</span>', prefix, obj.pk, text[:EXCERPT_CHARS] or "(empty)", more
+        )
+
+    @admin.display(description="created / last used", ordering="created_at")
+    def dates(self, obj) -> str:
+        used = obj.last_used_at.strftime("%Y-%m-%d %H:%M") if obj.last_used_at else "never used"
+        return format_html(
+            '<span class="nowrap">{}</span><br><span class="quiet nowrap">{}</span>',
+            obj.created_at.strftime("%Y-%m-%d %H:%M"),
+            used,
+        )
 
     @admin.display(description="importance", ordering="importance")
     def importance_col(self, obj) -> str:
@@ -91,10 +103,10 @@ class MemoryColumns:
         if obj.store_id:
             parts.append(format_html("store {}", obj.store.name if obj.store else obj.store_id))
         if obj.source_message_id or obj.source_floor_id:
-            url = reverse("admin:memories_memoryitem_source", args=[obj.pk])
+            url = reverse("admin:memories_memoryitem_source", args=[quote(obj.pk)])
             parts.append(format_html('<a href="{}">floor {}</a>', url, obj.source_message_id or obj.source_floor_id))
         if obj.source_job_id:
-            url = reverse("admin:memories_memoryjob_change", args=[obj.source_job_id])
+            url = reverse("admin:memories_memoryjob_change", args=[quote(obj.source_job_id)])
             parts.append(format_html('<a href="{}">job</a>', url))
         scope = obj.scope
         ref = getattr(obj, "scope_ref", "")

@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.contrib.admin.utils import quote
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
@@ -133,7 +134,7 @@ def item_edges(item: MemoryItem) -> tuple[list[EdgeRow], list[EdgeRow]]:
         out = []
         for edge in queryset.select_related(other_attr).defer(f"{other_attr}__content").order_by("relation", "created_at"):
             other = getattr(edge, other_attr)
-            out.append(EdgeRow(edge, other, reverse("admin:memories_memoryitem_change", args=[other.pk])))
+            out.append(EdgeRow(edge, other, reverse("admin:memories_memoryitem_change", args=[quote(other.pk)])))
         return out
 
     return (

@@ -5,6 +5,7 @@ with diffs, the edges and the source floor."""
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.contrib.admin.utils import quote, unquote
 from django.http import HttpResponseRedirect
 from django.urls import path, reverse
 
@@ -65,19 +66,19 @@ def operator(request) -> Actor:
 class MemoryAdminBase(ContentFreeLogMixin, MemoryColumns, admin.ModelAdmin):
     """What the memories page and the review queue share."""
 
+    # The excerpt is the link (the id is its tooltip and is searchable): the
+    # text is what an operator judges a row by.
     list_display = [
-        "short_id",
-        "kind",
         "excerpt_col",
+        "kind",
         "importance_col",
         "confidence_col",
         "state",
         "source",
         "workspace_col",
-        "last_used_at",
-        "created_at",
+        "dates",
     ]
-    list_display_links = ["short_id"]
+    list_display_links = ["excerpt_col"]
     search_fields = ["content", "fact_key"]
     search_help_text = "Text in the content or fact key (any language, e.g. 咖啡), or a memory id."
     list_select_related = ["workspace", "store"]
@@ -273,23 +274,24 @@ class MemoryAdminBase(ContentFreeLogMixin, MemoryColumns, admin.ModelAdmin):
         return custom + super().get_urls()
 
     def source_view(self, request, object_id):
+        object_id = unquote(object_id)
         item = MemoryItem.objects.filter(pk=object_id).first()
         if item is None or not self.has_view_or_change_permission(request, item):
             return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
         found = source_floor(item)
         if found is None:
             self.message_user(request, "The source message of this memory no longer exists.", messages.WARNING)
-            return HttpResponseRedirect(reverse(f"admin:memories_{self.opts.model_name}_change", args=[item.pk]))
+            return HttpResponseRedirect(reverse(f"admin:memories_{self.opts.model_name}_change", args=[quote(item.pk)]))
         return HttpResponseRedirect(found.url)
 
     def restore_view(self, request, object_id, version_id):
-        return redaction.restore_view(self, request, object_id, version_id)
+        return redaction.restore_view(self, request, unquote(object_id), unquote(version_id))
 
     def redact_version_view(self, request, object_id, version_id):
-        return redaction.redact_version_view(self, request, object_id, version_id)
+        return redaction.redact_version_view(self, request, unquote(object_id), unquote(version_id))
 
     def redact_and_replace_view(self, request, object_id):
-        return redaction.redact_and_replace_view(self, request, object_id)
+        return redaction.redact_and_replace_view(self, request, unquote(object_id))
 
     # --- actions ----------------------------------------------------------------
 

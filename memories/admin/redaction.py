@@ -4,6 +4,7 @@ versions it will clear and asks before doing it; it needs its own permission."""
 from __future__ import annotations
 
 from django.contrib import messages
+from django.contrib.admin.utils import quote
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -22,7 +23,7 @@ EXCERPT_CHARS = 120
 
 
 def _change_url(modeladmin, object_id: str) -> str:
-    return reverse(f"admin:memories_{modeladmin.opts.model_name}_change", args=[object_id])
+    return reverse(f"admin:memories_{modeladmin.opts.model_name}_change", args=[quote(object_id)])
 
 
 def _excerpt(version: MemoryVersion) -> str:

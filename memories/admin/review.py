@@ -8,6 +8,7 @@ and approves in one step. Each decision is a version with the reviewer as actor.
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 
@@ -69,7 +70,7 @@ class ReviewItemAdmin(MemoryAdminBase):
         return super().response_change(request, obj)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
-        if request.method == "GET" and not self.get_queryset(request).filter(pk=object_id).exists():
+        if request.method == "GET" and not self.get_queryset(request).filter(pk=unquote(object_id)).exists():
             # Decided meanwhile (or never needed review): show it on the main page.
             return HttpResponseRedirect(reverse("admin:memories_memoryitem_change", args=[object_id]))
         return super().change_view(request, object_id, form_url, extra_context)

@@ -4,6 +4,7 @@ services)."""
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.contrib.admin.utils import quote
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html
@@ -76,7 +77,7 @@ class MemoryVersionAdmin(ContentFreeLogMixin, admin.ModelAdmin):
 
     @admin.display(description="memory", ordering="memory_id")
     def memory_link(self, obj) -> str:
-        url = reverse("admin:memories_memoryitem_change", args=[obj.memory_id])
+        url = reverse("admin:memories_memoryitem_change", args=[quote(obj.memory_id)])
         return format_html('<a href="{}">{}</a>', url, obj.memory_id)
 
     @admin.display(description="by")
@@ -193,11 +194,11 @@ class MemoryEdgeAdmin(admin.ModelAdmin):
 
     @admin.display(description="from", ordering="from_item_id")
     def from_link(self, obj) -> str:
-        return format_html('<a href="{}">{}</a>', reverse("admin:memories_memoryitem_change", args=[obj.from_item_id]), obj.from_item_id)
+        return format_html('<a href="{}">{}</a>', reverse("admin:memories_memoryitem_change", args=[quote(obj.from_item_id)]), obj.from_item_id)
 
     @admin.display(description="to", ordering="to_item_id")
     def to_link(self, obj) -> str:
-        return format_html('<a href="{}">{}</a>', reverse("admin:memories_memoryitem_change", args=[obj.to_item_id]), obj.to_item_id)
+        return format_html('<a href="{}">{}</a>', reverse("admin:memories_memoryitem_change", args=[quote(obj.to_item_id)]), obj.to_item_id)
 
     def save_model(self, request, obj, form, change):
         if change:
