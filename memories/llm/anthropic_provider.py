@@ -48,7 +48,6 @@ class AnthropicProvider(ChatProvider):
             message = self.client.messages.create(
                 model=self.model,
                 max_tokens=_MAX_OUTPUT_TOKENS,
-                temperature=0,
                 system=system,
                 messages=[{"role": "user", "content": user}],
             )

@@ -160,17 +160,22 @@ def memory_job_checkpoint(*, job: MemoryJob) -> None:
     """Between units of work: stop here (-> cancelled) when a cancel was asked.
     Also refreshes `updated_at`, the heartbeat maintenance reads to find jobs
     whose worker died."""
+    cancelled = False
     with transaction.atomic():
         current = lock_memory_job(job_id=job.pk)
         if current.status != JobStatus.RUNNING:
-            raise JobCancelled(job.pk)
-        if current.cancel_requested:
+            cancelled = True
+        elif current.cancel_requested:
             _transition(current, JobStatus.CANCELLED)
             current.finished_at = timezone.now()
             current.save(update_fields=["status", "finished_at", "updated_at"])
             job.status = current.status
-            raise JobCancelled(job.pk)
-        current.save(update_fields=["updated_at"])
+            cancelled = True
+        else:
+            current.save(update_fields=["updated_at"])
+    # Raised after the block: the `cancelled` status must commit.
+    if cancelled:
+        raise JobCancelled(job.pk)
 
 
 def job_progress(job: MemoryJob, *, counts: Mapping[str, int], input_tokens: int, output_tokens: int, provider: str) -> None:
