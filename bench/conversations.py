@@ -42,7 +42,6 @@ def _environment() -> dict[str, str]:
     Path(env["MEMORY_VAR_DIR"]).mkdir(parents=True, exist_ok=True)
     env["API_RATE_LIMIT"] = "100000000/min"  # measure the service, not the throttle
     env.setdefault("LOG_LEVEL", "WARNING")
-    env.setdefault("CELERY_TASK_ALWAYS_EAGER", "1")
     if env.get("DATABASE_URL"):
         parts = urlsplit(env["DATABASE_URL"])
         admin_url = urlunsplit(parts._replace(path="/postgres"))

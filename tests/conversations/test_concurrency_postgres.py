@@ -104,7 +104,7 @@ def test_paging_during_concurrent_appends_never_skips_or_repeats(workspace):
     @_in_thread
     def writer(worker: int) -> int:
         count = 0
-        while not stop.is_set() and count < 60:
+        while not stop.is_set() and count < 25:
             message_append(workspace=workspace, external_id="live", role="assistant", content=f"w{worker}-{count}")
             count += 1
         return count
