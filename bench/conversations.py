@@ -130,7 +130,14 @@ def _seed(env: dict[str, str]) -> dict[str, str]:
         ],
         batch_size=5000,
     )
-    return {"key": raw_key, "deep_cursor": deep}
+    # The floor under every write: one committed single-row UPDATE (disk sync included).
+    from django.db import connection
+
+    def one_commit():
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("UPDATE conversations_conversation SET message_count = message_count WHERE id = %s", [conversation.pk])
+
+    return {"key": raw_key, "deep_cursor": deep, "commit_ms": f"{_timed(one_commit, 20):.2f}"}
 
 
 def _serve(env: dict[str, str], port: int) -> subprocess.Popen:
@@ -198,6 +205,7 @@ def main() -> None:
     seeded = _seed(env)
     print(f"conversations bench on {backend}: seeded {BIG_CONVERSATION} messages + {CONVERSATIONS} conversations in {time.perf_counter() - started:.1f}s")
 
+    print(f"baseline: one committed single-row UPDATE takes {seeded['commit_ms']} ms on this machine (an append commits twice)")
     port = _free_port()
     server = _serve(env, port)
     base = f"http://127.0.0.1:{port}"

@@ -33,7 +33,6 @@ from conversations.serializers import (
 from memory_project.api import request_workspace
 from memory_project.errors import ValidationError
 
-
 SLASH_MESSAGE = "conversation_id: must not contain '/' (it cannot travel in a URL path segment)."
 
 
