@@ -1,0 +1,81 @@
+"""Property-based fuzzing of every operation in `/v1/schema/` (schemathesis).
+
+For each operation, generated valid and invalid requests go through the real
+WSGI application with a real key: no response may be a 500, every response
+must match what the schema documents for its status, and requests that break
+the schema must be refused.
+
+Not checked: that every schema-valid request is accepted. The schema cannot
+say that two query parameters are mutually exclusive or that an id must
+exist, so such requests are rightly refused with a 400 or 404.
+"""
+
+from __future__ import annotations
+
+import pytest
+import schemathesis
+from django.core.wsgi import get_wsgi_application
+from hypothesis import HealthCheck, settings
+from schemathesis.specs.openapi.checks import positive_data_acceptance
+
+from tests.factories import make_api_key
+from tests.reliability.world import build_world
+
+# Bounded so the whole run stays within a couple of minutes on two cores.
+MAX_EXAMPLES = 8
+
+# Operations with a known defect outside this module, each failing for the
+# stated reason. Strict: once fixed, the XPASS fails and the entry must go.
+_ENVELOPE = "the 200 schema documents a bare array/object, the view answers the {data, meta} envelope"
+KNOWN_DEFECTS: dict[str, str] = {
+    "GET /v1/conversations": _ENVELOPE,
+    "POST /v1/conversations": _ENVELOPE + "; user_id 0 (an integer) is accepted as '0'",
+    "GET /v1/conversations/{conversation_id}/messages": _ENVELOPE,
+    "GET /v1/memory_stores/{store_id}/memories": (
+        "PUT on the collection route reaches the detail action `put` (DRF dispatches by method name): "
+        "TypeError, 500, instead of 405"
+    ),
+}
+
+# The schema endpoint is public and reads no table, so it is loaded once at
+# collection: one test per operation, named after it. (The lazy
+# `schemathesis.pytest.from_fixture` loader reads a pytest-internal attribute
+# that pytest 9 no longer has.)
+schema = schemathesis.openapi.from_wsgi("/v1/schema/", get_wsgi_application())
+
+
+@pytest.fixture
+def fuzz_key(workspace, api) -> str:
+    # Real objects exist, so list and search operations have rows to render.
+    build_world(api, workspace)
+    return make_api_key(workspace, name="fuzz")
+
+
+@pytest.fixture(autouse=True)
+def _known_defects(request):
+    label = request.node.name.partition("[")[2].rstrip("]")
+    if label in KNOWN_DEFECTS:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN_DEFECTS[label]))
+
+
+@schema.parametrize()
+@settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+def test_every_operation_survives_generated_input(case, fuzz_key):
+    case.call_and_validate(
+        headers={"Authorization": f"Bearer {fuzz_key}"}, excluded_checks=[positive_data_acceptance]
+    )
+
+
+def test_the_schema_documents_the_error_shape_everywhere():
+    raw = schema.raw_schema
+    assert "ErrorResponse" in raw["components"]["schemas"]
+    operations = [
+        (path, method, op)
+        for path, item in raw["paths"].items()
+        for method, op in item.items()
+        if method in {"get", "post", "put", "patch", "delete"}
+    ]
+    assert len(operations) > 20
+    for path, method, op in operations:
+        for status in ("400", "401", "404", "429"):
+            assert status in op["responses"], (method, path, status)
