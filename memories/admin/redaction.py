@@ -218,7 +218,7 @@ def redact_history_action(modeladmin, request, queryset):
     actor = Actor.for_user(request.user.pk)
     outcome = Outcome("Redact")
     holding_text = {version.memory_id for version in redactable_versions(memory_ids)}
-    for item in queryset.select_related("workspace").only("pk", "workspace"):
+    for item in MemoryItem.objects.filter(pk__in=memory_ids).select_related("workspace").only("pk", "workspace"):
         if item.pk not in holding_text:
             # Nothing left to clear: every earlier version is already redacted.
             outcome.skipped += 1

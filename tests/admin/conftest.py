@@ -8,6 +8,13 @@ from memories.services.items import memory_item_create, memory_item_update
 from tests.factories import WorkspaceFactory
 
 
+@pytest.fixture(autouse=True)
+def _fast_passwords(settings):
+    # The admin user's password is hashed on every test; the production hasher
+    # is slow on purpose.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def review_workspace(db):
     return WorkspaceFactory(name="Reviewed", slug="reviewed", requires_review=True)
