@@ -339,24 +339,28 @@ def message_append(
             floor_no = target.next_floor_no
             target.next_floor_no = floor_no + 1
             target.save(update_fields=["next_floor_no"])
-            try:
-                with transaction.atomic():
-                    message = Message.objects.create(
-                        workspace=workspace,
-                        conversation=conversation,
-                        branch=target,
-                        floor_no=floor_no,
-                        role=role,
-                        content=content,
-                        metadata=metadata,
-                        content_size_bytes=size,
-                        token_estimate=estimate_tokens(content),
-                        idempotency_key=idempotency_key,
-                    )
-            except IntegrityError:
-                if idempotency_key is None:
-                    raise
-                raise _IdempotencyRace
+            row = Message(
+                workspace=workspace,
+                conversation=conversation,
+                branch=target,
+                floor_no=floor_no,
+                role=role,
+                content=content,
+                metadata=metadata,
+                content_size_bytes=size,
+                token_estimate=estimate_tokens(content),
+                idempotency_key=idempotency_key,
+            )
+            if idempotency_key is None:
+                # The row lock makes the floor unique; nothing else can collide.
+                row.save(force_insert=True)
+            else:
+                try:
+                    with transaction.atomic():
+                        row.save(force_insert=True)
+                except IntegrityError:
+                    raise _IdempotencyRace
+            message = row
             conversation.message_count += 1
             conversation.last_message_at = message.created_at
             fields = ["message_count", "last_message_at"]

@@ -273,3 +273,10 @@ def test_quota_of_10000_messages(api, workspace):
     last = Message.objects.filter(conversation=conversation).order_by("-floor_no").first()
     api.delete(conv_url("full", f"/messages/{last.pk}"))
     assert append(api, "full", "fits again").status_code == 201
+
+
+@pytest.mark.parametrize("content", ["nul \x00 inside", {"k": "nul \x00"}, ["\x00"]])
+def test_unstorable_strings_are_400_on_every_database(api, content):
+    # PostgreSQL's jsonb cannot hold NUL: refused up front, the same on SQLite.
+    assert_error(append(api, "c1", content), 400, "invalid_request_error")
+    assert not Message.objects.exists()
