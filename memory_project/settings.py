@@ -181,6 +181,7 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "memory_project.api.exception_handler",
+    "DEFAULT_METADATA_CLASS": "memory_project.openapi.ApiMetadata",
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_THROTTLE_CLASSES": ["accounts.throttling.ApiKeyRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"api_key": os.environ.get("API_RATE_LIMIT", "6000/min")},
@@ -196,6 +197,10 @@ SPECTACULAR_SETTINGS = {
     # The schema and its doc pages are public; every API route still needs a key.
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "SERVE_AUTHENTICATION": [],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "memory_project.openapi.add_error_responses",
+    ],
 }
 
 # --- Celery -------------------------------------------------------------------
