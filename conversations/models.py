@@ -118,6 +118,12 @@ class ConversationResource(models.Model):
     access = models.CharField(max_length=16, choices=AccessMode.choices, default=AccessMode.READ_WRITE)
     instructions = models.TextField(blank=True, default="")
     position = models.PositiveSmallIntegerField(default=0)
+    # Snapshots taken when the store is attached: what the agent is told the
+    # store is and where it is mounted stay stable for the conversation even if
+    # the store is renamed later.
+    store_name = models.CharField(max_length=255, blank=True, default="")
+    store_description = models.CharField(max_length=1024, blank=True, default="")
+    mount_path = models.CharField(max_length=300, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -18,26 +18,33 @@ class AttachedStore:
     mount_path: str
 
 
-def conversation_resource_list(*, conversation: Conversation) -> list[AttachedStore]:
-    """The attachments in their given order, each with its mount path: the
-    store's slug, made unique within the conversation with `-2`, `-3`, ...
-    (two stores may share a name). One query."""
-    rows = list(
-        ConversationResource.objects.filter(conversation=conversation)
-        .select_related("memory_store")
-        .order_by("position", "id")
-    )
+def mount_paths(names: list[str]) -> list[str]:
+    """Mount paths for stores attached in this order: each store's slug, made
+    unique within the conversation with `-2`, `-3`, ... (names may collide)."""
     taken: set[str] = set()
-    out: list[AttachedStore] = []
-    for row in rows:
-        slug = mount_slug(row.memory_store.name)
+    out: list[str] = []
+    for name in names:
+        slug = mount_slug(name)
         candidate, n = slug, 1
         while candidate in taken:
             n += 1
             candidate = f"{slug}-{n}"
         taken.add(candidate)
-        out.append(AttachedStore(row, MOUNT_ROOT + candidate))
+        out.append(MOUNT_ROOT + candidate)
     return out
+
+
+def conversation_resource_list(*, conversation: Conversation) -> list[AttachedStore]:
+    """The attachments in their given order with the snapshots taken when they
+    were attached. One query."""
+    rows = list(
+        ConversationResource.objects.filter(conversation=conversation)
+        .select_related("memory_store")
+        .order_by("position", "id")
+    )
+    # Rows attached before snapshots existed fall back to the live store.
+    fallback = mount_paths([row.memory_store.name for row in rows])
+    return [AttachedStore(row, row.mount_path or path) for row, path in zip(rows, fallback, strict=True)]
 
 
 def conversation_resources_get(*, workspace: Workspace, external_id: str) -> tuple[Conversation, list[AttachedStore]]:

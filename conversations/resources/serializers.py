@@ -16,8 +16,9 @@ class ConversationResourcesInputSerializer(serializers.Serializer):
 
 
 class ConversationResourceOutputSerializer(serializers.Serializer):
-    """One attachment: what was sent, plus the store's `name`, `description`
-    and the `mount_path` the agent sees it under."""
+    """One attachment: what was sent, plus snapshots of the store's `name` and
+    `description` and the `mount_path` the agent sees it under, taken at the
+    last PUT."""
 
     def to_representation(self, attached: AttachedStore) -> dict[str, Any]:
         row = attached.resource
@@ -26,8 +27,8 @@ class ConversationResourceOutputSerializer(serializers.Serializer):
             "memory_store_id": row.memory_store_id,
             "access": row.access,
             "instructions": row.instructions,
-            "name": row.memory_store.name,
-            "description": row.memory_store.description,
+            "name": row.store_name or row.memory_store.name,
+            "description": row.store_description if row.mount_path else row.memory_store.description,
             "mount_path": attached.mount_path,
         }
 

@@ -14,7 +14,7 @@ from django.db import transaction
 
 from accounts.models import Workspace
 from conversations.models import MAX_ATTACHED_STORES, MAX_INSTRUCTIONS_CHARS, AccessMode, ConversationResource
-from conversations.resources.selectors import AttachedStore, conversation_resource_list
+from conversations.resources.selectors import AttachedStore, conversation_resource_list, mount_paths
 from conversations.services import conversation_get_or_create
 from memories.models import MemoryStore
 from memory_project.errors import NotFoundError, ValidationError
@@ -81,17 +81,24 @@ def conversation_resources_set(*, workspace: Workspace, external_id: str, resour
                 raise ValidationError(f"Memory store '{store.pk}' is archived and cannot be attached.")
         wanted = {spec.memory_store_id for spec in specs}
         ConversationResource.objects.filter(conversation=conversation).exclude(memory_store_id__in=wanted).delete()
-        for position, spec in enumerate(specs):
+        # Every PUT re-takes the snapshots: it is the moment the agent's view of
+        # its memory is (re)defined.
+        paths = mount_paths([stores[spec.memory_store_id].name for spec in specs])
+        for position, (spec, mount_path) in enumerate(zip(specs, paths, strict=True)):
+            store = stores[spec.memory_store_id]
+            values = {
+                "access": spec.access,
+                "instructions": spec.instructions,
+                "position": position,
+                "store_name": store.name,
+                "store_description": store.description,
+                "mount_path": mount_path,
+            }
             row = existing.get(spec.memory_store_id)
             if row is None:
-                ConversationResource.objects.create(
-                    conversation=conversation,
-                    memory_store_id=spec.memory_store_id,
-                    access=spec.access,
-                    instructions=spec.instructions,
-                    position=position,
-                )
-            elif (row.access, row.instructions, row.position) != (spec.access, spec.instructions, position):
-                row.access, row.instructions, row.position = spec.access, spec.instructions, position
-                row.save(update_fields=["access", "instructions", "position"])
+                ConversationResource.objects.create(conversation=conversation, memory_store=store, **values)
+            elif any(getattr(row, name) != value for name, value in values.items()):
+                for name, value in values.items():
+                    setattr(row, name, value)
+                row.save(update_fields=list(values))
         return conversation_resource_list(conversation=conversation)

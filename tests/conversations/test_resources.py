@@ -188,3 +188,15 @@ def test_unattached_store_or_unknown_conversation(api, workspace):
     conversation_get_or_create(workspace=workspace, external_id="plain")
     _error(tool(api, sid, "memory_list", {}, "plain"), 403, "permission_error")
     _error(tool(api, sid, "memory_list", {}, "ghost"), 404, "not_found_error")
+
+
+def test_snapshots_survive_store_changes_until_next_put(api):
+    sid = _store(api, "Team Notes", "Shared notes.")
+    put(api, "c", [{"type": "memory_store", "memory_store_id": sid}])
+    api.post(f"/v1/memory_stores/{sid}", {"name": "Renamed", "description": "New."}, format="json")
+    snap = api.get("/v1/conversations/c/resources").json()["data"]["resources"][0]
+    assert (snap["name"], snap["description"], snap["mount_path"]) == ("Team Notes", "Shared notes.", "/mnt/memory/team-notes")
+    fresh = put(api, "c", [{"type": "memory_store", "memory_store_id": sid}]).json()["data"]["resources"][0]
+    assert (fresh["name"], fresh["description"], fresh["mount_path"]) == ("Renamed", "New.", "/mnt/memory/renamed")
+    row = ConversationResource.objects.get()
+    assert (row.store_name, row.mount_path) == ("Renamed", "/mnt/memory/renamed")

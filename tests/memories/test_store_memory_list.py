@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from accounts.actors import Actor
+from memories.services.store_memories import store_memory_write
+
 pytestmark = pytest.mark.django_db
 
 PATHS = [
@@ -21,12 +24,16 @@ PATHS = [
 ]
 
 
+def _seed(workspace, sid, paths, content=None):
+    actor = Actor.system()
+    for path in paths:
+        store_memory_write(workspace=workspace, store_id=sid, path=path, content=content or f"content of {path}", actor=actor)
+
+
 @pytest.fixture
-def sid(api):
+def sid(api, workspace):
     sid = api.post("/v1/memory_stores", {"name": "Tree"}, format="json").json()["id"]
-    for path in PATHS:
-        response = api.post(f"/v1/memory_stores/{sid}/memories", {"path": path, "content": f"content of {path}"}, format="json")
-        assert response.status_code == 201
+    _seed(workspace, sid, PATHS)
     return sid
 
 
@@ -61,10 +68,9 @@ def test_view_full_includes_content(api, sid):
     assert [e["content"] for e in page["data"]] == [f"content of {p}" for p in sorted(PATHS)[:3]]
 
 
-def test_view_full_caps_page_at_20(api):
+def test_view_full_caps_page_at_20(api, workspace):
     sid = api.post("/v1/memory_stores", {"name": "Big"}, format="json").json()["id"]
-    for i in range(25):
-        api.post(f"/v1/memory_stores/{sid}/memories", {"path": f"/f{i:02d}", "content": "x"}, format="json")
+    _seed(workspace, sid, [f"/f{i:02d}" for i in range(25)], "x")
     assert len(_list(api, sid, view="full", limit=100)["data"]) == 20
     assert len(_list(api, sid, view="basic", limit=100)["data"]) == 25
 
@@ -138,12 +144,9 @@ def test_code_point_order_with_non_ascii(api):
     ]
 
 
-def test_large_rolled_up_directory_costs_few_queries(api, django_assert_max_num_queries):
+def test_large_rolled_up_directory_costs_few_queries(api, workspace, django_assert_max_num_queries):
     sid = api.post("/v1/memory_stores", {"name": "Dirs"}, format="json").json()["id"]
-    for d in range(4):
-        for i in range(30):
-            api.post(f"/v1/memory_stores/{sid}/memories", {"path": f"/d{d}/f{i:02d}.md", "content": "x"}, format="json")
-    api.post(f"/v1/memory_stores/{sid}/memories", {"path": "/top.md", "content": "x"}, format="json")
+    _seed(workspace, sid, [f"/d{d}/f{i:02d}.md" for d in range(4) for i in range(30)] + ["/top.md"], "x")
     # Auth (1-2) + store lookup + a handful of scan queries, whatever the directory sizes.
     with django_assert_max_num_queries(9):
         page = _list(api, sid, depth=1, limit=100)
