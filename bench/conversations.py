@@ -254,6 +254,19 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=20)
 
+    # The same reads without HTTP, through the selectors the API calls.
+    from accounts.models import Workspace
+    from conversations.selectors import conversation_list, message_page
+
+    workspace = Workspace.objects.get(slug="bench")
+    first = _timed(lambda: message_page(workspace=workspace, external_id="bench:big", limit=100))
+    deep = _timed(lambda: message_page(workspace=workspace, external_id="bench:big", limit=100, after=seeded["deep_cursor"]))
+    listed = _timed(lambda: conversation_list(workspace=workspace, filters={"user_id": "user-42"}, limit=20))
+    print(
+        f"in-process selectors: message page first {first:.2f} ms, deep {deep:.2f} ms (ratio {deep / first:.2f}); "
+        f"list by user {listed:.2f} ms"
+    )
+
 
 if __name__ == "__main__":
     main()
