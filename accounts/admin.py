@@ -1,4 +1,9 @@
+from urllib.parse import urlencode
+
 from django.contrib import admin, messages
+from django.db.models import Count, Q
+from django.urls import reverse
+from django.utils.html import format_html
 
 from accounts.models import ApiKey, Workspace
 from accounts.services import api_key_revoke
@@ -6,10 +11,25 @@ from accounts.services import api_key_revoke
 
 @admin.register(Workspace)
 class WorkspaceAdmin(admin.ModelAdmin):
-    list_display = ["name", "slug", "id", "requires_review", "created_at"]
+    list_display = ["name", "slug", "id", "requires_review", "pending_review", "created_at"]
     list_filter = ["requires_review"]
     search_fields = ["name", "slug", "id"]
     readonly_fields = ["id", "created_at"]
+
+    def get_queryset(self, request):
+        # One grouped count for the whole page rather than one per row.
+        return super().get_queryset(request).annotate(
+            pending_count=Count("memory_items", filter=Q(memory_items__lifecycle_status="pending"))
+        )
+
+    @admin.display(description="pending memories", ordering="pending_count")
+    def pending_review(self, obj) -> str:
+        count = getattr(obj, "pending_count", 0)
+        if not count:
+            return "0"
+        url = reverse("admin:memories_memoryitem_changelist")
+        query = urlencode({"workspace__id__exact": obj.pk, "lifecycle_status__exact": "pending"})
+        return format_html('<a href="{}?{}">{}</a>', url, query, count)
 
 
 @admin.register(ApiKey)

@@ -23,3 +23,13 @@ def test_pages_render(admin_client, make_memory, conversation_with_floors, revie
     for url in urls:
         response = admin_client.get(url)
         assert response.status_code == 200, url
+
+
+def test_workspace_list_counts_pending_memories(admin_client, review_workspace, make_memory):
+    make_memory("Waiting.", ws=review_workspace, lifecycle_status="pending")
+    make_memory("Also waiting.", ws=review_workspace, lifecycle_status="pending")
+    make_memory("Approved.", ws=review_workspace)
+    response = admin_client.get(reverse("admin:accounts_workspace_changelist"))
+    rows = {w.slug: w.pending_count for w in response.context["cl"].result_list}
+    assert rows == {"acme": 0, "reviewed": 2}
+    assert f"workspace__id__exact={review_workspace.pk}&amp;lifecycle_status__exact=pending" in response.content.decode()
