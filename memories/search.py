@@ -26,7 +26,7 @@ whenever a migration alters it, so `sqlite_index_ensure` runs after every
 from __future__ import annotations
 
 from django.db import connection as default_connection
-from django.db.models import F, FloatField, Func, Q, QuerySet, Value
+from django.db.models import BooleanField, F, FloatField, Func, Q, QuerySet, Value
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce, Greatest
 
@@ -142,11 +142,14 @@ def search_filter(queryset: QuerySet, q: str) -> QuerySet:
         return queryset
     vendor = default_connection.vendor
     if vendor == "sqlite" and len(q) >= MIN_TRIGRAM_CHARS:
+        # On the outer table's own rowid, so SQLite can drive the query from the
+        # (usually small) FTS result instead of scanning the workspace.
         matched = RawSQL(
-            f"SELECT id FROM {ITEM_TABLE} WHERE rowid IN (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s)",
+            f"{ITEM_TABLE}.rowid IN (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s)",
             [fts_phrase(q)],
+            output_field=BooleanField(),
         )
-        return queryset.filter(pk__in=matched)
+        return queryset.filter(matched)
     return queryset.filter(Q(content__icontains=q) | Q(fact_key__icontains=q))
 
 

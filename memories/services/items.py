@@ -25,6 +25,7 @@ from memories.services.versioning import (
     lock_memory_item,
     lock_memory_items,
     memory_versions_redact,
+    version_preassign,
     version_record,
 )
 from memory_project.errors import ConflictError, NotFoundError, PreconditionFailedError, ValidationError
@@ -170,9 +171,10 @@ def memory_item_create(
         token_count_estimate=rules.clean_optional_count("token_count_estimate", token_count_estimate),
     )
     _check_coverage(item)
+    version_preassign(item)
     with transaction.atomic():
         item.save(force_insert=True)
-        version_record(item=item, operation=VersionOperation.CREATED, actor=actor)
+        version_record(item=item, operation=VersionOperation.CREATED, actor=actor, preassigned=True)
     return item
 
 
@@ -225,8 +227,9 @@ def _apply_changes(item: MemoryItem, changes: Mapping[str, Any], *, workspace, a
 
 def _save_modified(item: MemoryItem, changed: list[str], actor: Actor) -> None:
     item.version += 1
-    item.save(update_fields=[*changed, "version", "updated_at"])
-    version_record(item=item, operation=VersionOperation.MODIFIED, actor=actor)
+    version_preassign(item)
+    item.save(update_fields=[*changed, "version", "current_version_id", "updated_at"])
+    version_record(item=item, operation=VersionOperation.MODIFIED, actor=actor, preassigned=True)
 
 
 def memory_item_update(
