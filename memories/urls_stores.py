@@ -4,11 +4,14 @@ slashes, as the `anthropic` SDK calls them."""
 from django.urls import path
 
 from memories.views.store_tools import MemoryToolViewSet
-from memories.views.stores import MemoryStoreViewSet, MemoryVersionViewSet, MemoryViewSet
+from memories.views.stores import MemoryStoreViewSet, MemoryVersionAliasViewSet, MemoryVersionViewSet, MemoryViewSet
 
 _versions = MemoryVersionViewSet.as_view({"get": "list"})
 _version = MemoryVersionViewSet.as_view({"get": "retrieve"})
 _redact = MemoryVersionViewSet.as_view({"post": "redact"})
+_alias_versions = MemoryVersionAliasViewSet.as_view({"get": "list"})
+_alias_version = MemoryVersionAliasViewSet.as_view({"get": "retrieve"})
+_alias_redact = MemoryVersionAliasViewSet.as_view({"post": "redact"})
 
 store_urlpatterns = [
     path("memory_stores", MemoryStoreViewSet.as_view({"get": "list", "post": "create"}), name="memory-store-list"),
@@ -40,11 +43,11 @@ store_urlpatterns = [
         name="memory-store-version-redact",
     ),
     # Spec 001 spells the version routes `/versions/...`.
-    path("memory_stores/<str:store_id>/versions", _versions, name="memory-store-versions-alias"),
-    path("memory_stores/<str:store_id>/versions/<str:version_id>", _version, name="memory-store-version-alias"),
+    path("memory_stores/<str:store_id>/versions", _alias_versions, name="memory-store-versions-alias"),
+    path("memory_stores/<str:store_id>/versions/<str:version_id>", _alias_version, name="memory-store-version-alias"),
     path(
         "memory_stores/<str:store_id>/versions/<str:version_id>/redact",
-        _redact,
+        _alias_redact,
         name="memory-store-version-redact-alias",
     ),
     path("memory_stores/<str:store_id>/tools", MemoryToolViewSet.as_view({"get": "list"}), name="memory-store-tools"),

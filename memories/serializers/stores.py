@@ -63,7 +63,29 @@ def actor_wire(actor: Actor | None) -> dict[str, Any] | None:
     return actor.to_wire()
 
 
+class ActorOutputSerializer(serializers.Serializer):
+    """`api_actor` / `session_actor` / `user_actor` / `service_account_actor` (schema only)."""
+
+    type = serializers.CharField()
+    api_key_id = serializers.CharField(required=False)
+    session_id = serializers.CharField(required=False)
+    user_id = serializers.CharField(required=False)
+    service_account_id = serializers.CharField(required=False)
+
+
 class MemoryStoreOutputSerializer(serializers.Serializer):
+    # Declared for the OpenAPI schema; `to_representation` builds the wire shape.
+    type = serializers.CharField(default="memory_store")
+    id = serializers.CharField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+    metadata = serializers.DictField(child=serializers.CharField())
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+    archived_at = serializers.DateTimeField(allow_null=True)
+    entry_count = serializers.IntegerField()
+    total_size = serializers.IntegerField()
+
     def to_representation(self, store: MemoryStore) -> dict[str, Any]:
         field = serializers.DateTimeField()
         return {
@@ -82,7 +104,20 @@ class MemoryStoreOutputSerializer(serializers.Serializer):
 
 
 class MemoryOutputSerializer(serializers.Serializer):
-    """A memory; `context["view"] == "basic"` leaves `content` null."""
+    """A memory (or, in lists, a `memory_prefix`); `context["view"] == "basic"`
+    leaves `content` null."""
+
+    type = serializers.ChoiceField(choices=["memory", "memory_prefix"])
+    id = serializers.CharField()
+    memory_store_id = serializers.CharField()
+    memory_version_id = serializers.CharField()
+    path = serializers.CharField()
+    content = serializers.CharField(allow_null=True)
+    content_sha256 = serializers.CharField()
+    content_size_bytes = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+    version = serializers.IntegerField()
 
     def to_representation(self, item: MemoryItem | MemoryPrefix) -> dict[str, Any]:
         if isinstance(item, MemoryPrefix):
@@ -107,6 +142,21 @@ class MemoryOutputSerializer(serializers.Serializer):
 
 class MemoryVersionOutputSerializer(serializers.Serializer):
     """A version; `context["view"] == "basic"` leaves `content` null."""
+
+    type = serializers.CharField(default="memory_version")
+    id = serializers.CharField()
+    memory_id = serializers.CharField()
+    memory_store_id = serializers.CharField()
+    operation = serializers.ChoiceField(choices=["created", "modified", "deleted"])
+    version = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    created_by = ActorOutputSerializer(allow_null=True)
+    content = serializers.CharField(allow_null=True)
+    content_sha256 = serializers.CharField(allow_null=True)
+    content_size_bytes = serializers.IntegerField(allow_null=True)
+    path = serializers.CharField(allow_null=True)
+    redacted_at = serializers.DateTimeField(allow_null=True)
+    redacted_by = ActorOutputSerializer(allow_null=True)
 
     def to_representation(self, version: MemoryVersion) -> dict[str, Any]:
         field = serializers.DateTimeField()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_view
 from rest_framework import serializers, viewsets
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
@@ -26,6 +27,7 @@ from conversations.selectors import conversation_get_or_404
 from memories.models import MemoryStore
 from memories.selectors.stores import memory_store_exists
 from memories.tools import memory_tool_execute, tool_definitions
+from memories.views.store_schema import tool_schema
 from memories.views.stores import MemoryStoreDialectMixin
 from memory_project.api import request_workspace
 from memory_project.errors import PermissionDeniedError, ValidationError
@@ -53,8 +55,11 @@ class _ToolFormatNegotiation(DefaultContentNegotiation):
     settings = APISettings(user_settings={"URL_FORMAT_OVERRIDE": None})
 
 
+@extend_schema_view(**tool_schema)
 class MemoryToolViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
     content_negotiation_class = _ToolFormatNegotiation
+    queryset = MemoryStore.objects.none()  # for the schema generator only
+    serializer_class = MemoryToolExecuteInputSerializer
     # Read tools are allowed with a read-only key; the executor refuses the
     # write tools for such a key (403).
     read_only_safe_actions = ("execute",)

@@ -4,12 +4,13 @@ selector, and serialize."""
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_view
 from rest_framework import status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memories import pagination as pg
-from memories.models import VersionOperation
+from memories.models import MemoryItem, MemoryStore, MemoryVersion, VersionOperation
 from memories.paths import normalize_prefix
 from memories.selectors import stores as selectors
 from memories.serializers.stores import (
@@ -26,6 +27,7 @@ from memories.serializers.stores import (
 )
 from memories.services import store_memories as memory_services
 from memories.services import stores as store_services
+from memories.views.store_schema import memory_schema, store_schema, version_schema
 from memory_project.api import request_actor, request_workspace
 from memory_project.errors import ValidationError
 
@@ -46,7 +48,12 @@ class MemoryStoreDialectMixin:
         return serializer.validated_data
 
 
+@extend_schema_view(**store_schema)
 class MemoryStoreViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
+    # For the schema generator only: every action picks its own serializers.
+    queryset = MemoryStore.objects.none()
+    serializer_class = MemoryStoreOutputSerializer
+
     def list(self, request: Request) -> Response:
         gte, lte = pg.parse_created_range(request.query_params)
         page = selectors.memory_store_list(
@@ -89,7 +96,11 @@ class MemoryStoreViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
         return Response(memory_store_deleted_wire(deleted))
 
 
+@extend_schema_view(**memory_schema)
 class MemoryViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
+    queryset = MemoryItem.objects.none()
+    serializer_class = MemoryOutputSerializer
+
     def list(self, request: Request, store_id: str) -> Response:
         params = request.query_params
         view = pg.parse_view(params, default="basic")
@@ -157,7 +168,11 @@ class MemoryViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
         return Response(memory_deleted_wire(deleted))
 
 
+@extend_schema_view(**version_schema)
 class MemoryVersionViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
+    queryset = MemoryVersion.objects.none()
+    serializer_class = MemoryVersionOutputSerializer
+
     def list(self, request: Request, store_id: str) -> Response:
         params = request.query_params
         view = pg.parse_view(params, default="basic")
@@ -191,3 +206,9 @@ class MemoryVersionViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
             workspace=request_workspace(request), store_id=store_id, version_id=version_id, actor=request_actor(request)
         )
         return Response(MemoryVersionOutputSerializer(version, context={"view": "full"}).data)
+
+
+class MemoryVersionAliasViewSet(MemoryVersionViewSet):
+    """Spec 001's `/versions/...` spelling of the same routes (left out of the schema)."""
+
+    schema = None

@@ -228,3 +228,18 @@ def test_x_api_key_and_workspace_header(api_key, workspace, client):
     assert response.status_code == 200
     response = client.get("/v1/memory_stores", HTTP_X_API_KEY=api_key, HTTP_ANTHROPIC_WORKSPACE_ID="ws_other")
     _error(response, 400, "invalid_request_error")
+
+
+def test_openapi_schema_describes_the_store_routes(client):
+    response = client.get("/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert response.status_code == 200
+    text = response.content.decode()
+    for operation in (
+        "memory_stores_create",
+        "memory_stores_memories_write",
+        "memory_stores_memories_put",
+        "memory_stores_memory_versions_redact",
+        "memory_stores_tools_execute",
+        "conversations_resources_replace",
+    ):
+        assert operation in text
