@@ -4,6 +4,7 @@ tokenization that works for English words and Chinese characters alike."""
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -102,10 +103,12 @@ def terms(text: str) -> list[str]:
     return out
 
 
-def stems(text: str) -> set[str]:
+@functools.lru_cache(maxsize=8192)
+def stems(text: str) -> frozenset[str]:
     """Terms with English words cut to five letters: "prefer", "prefers" and
-    "preferred" meet without a stemmer."""
-    return {t[:5] if t.isascii() else t for t in terms(text)}
+    "preferred" meet without a stemmer. Cached: the summarizer compares each
+    sentence with many others."""
+    return frozenset(t[:5] if t.isascii() else t for t in terms(text))
 
 
 def similarity(a: str, b: str) -> float:
