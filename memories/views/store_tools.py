@@ -73,6 +73,7 @@ class MemoryToolViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
         tools = tool_definitions(fmt=fmt, store_label=label, writable=writable)
         return Response({"format": fmt, "memory_store_id": store.pk, "data": tools})
 
+    @tool_schema["execute"]
     def execute(self, request: Request, store_id: str, tool_name: str) -> Response:
         serializer = MemoryToolExecuteInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)

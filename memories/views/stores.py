@@ -85,6 +85,7 @@ class MemoryStoreViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
         store = selectors.memory_store_get(workspace=workspace, store_id=store_id)
         return Response(MemoryStoreOutputSerializer(store).data)
 
+    @store_schema["archive"]
     def archive(self, request: Request, store_id: str) -> Response:
         workspace = request_workspace(request)
         store_services.memory_store_archive(workspace=workspace, store_id=store_id)
@@ -201,6 +202,7 @@ class MemoryVersionViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
         )
         return Response(MemoryVersionOutputSerializer(version, context={"view": view}).data)
 
+    @version_schema["redact"]
     def redact(self, request: Request, store_id: str, version_id: str) -> Response:
         version = memory_services.store_version_redact(
             workspace=request_workspace(request), store_id=store_id, version_id=version_id, actor=request_actor(request)
