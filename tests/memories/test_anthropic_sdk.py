@@ -40,7 +40,11 @@ def sdk_key(transactional_db):
 
 @pytest.fixture
 def client(live_server, sdk_key):
-    return anthropic.Anthropic(api_key=sdk_key[0], base_url=live_server.url)
+    client = anthropic.Anthropic(api_key=sdk_key[0], base_url=live_server.url)
+    yield client
+    # Ends the keep-alive connections, so the server threads release their
+    # database connections before the test database is dropped.
+    client.close()
 
 
 def test_stores(client, live_server, transactional_db):
@@ -209,12 +213,14 @@ def test_memories_and_versions(client, sdk_key):
     with pytest.raises(anthropic.BadRequestError):
         memories.create(store.id, path="/new.md", content="x")
     assert memories.retrieve(written.id, memory_store_id=store.id).path == "/archive/2026_q1_formatting.md"
+    other.close()
 
 
 def test_authentication_errors(live_server, transactional_db):
     bad = anthropic.Anthropic(api_key="not-a-key", base_url=live_server.url, max_retries=0)
     with pytest.raises(anthropic.AuthenticationError):
         bad.beta.memory_stores.list()
+    bad.close()
 
 
 def test_readonly_key_is_permission_denied(live_server, sdk_key):
@@ -223,6 +229,7 @@ def test_readonly_key_is_permission_denied(live_server, sdk_key):
     with pytest.raises(anthropic.PermissionDeniedError):
         reader.beta.memory_stores.create(name="x")
     assert reader.beta.memory_stores.list().data == []
+    reader.close()
 
 
 async def test_async_client(live_server, sdk_key):

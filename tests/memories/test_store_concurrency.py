@@ -154,3 +154,43 @@ def test_concurrent_renames_onto_one_path(setup):
     results = _race(work)
     assert _outcomes(results) == Counter({"ok": 1, "ConflictError": WRITERS - 1})
     assert MemoryItem.objects.filter(store=store, path="/target.md").count() == 1
+
+
+def test_http_racers_through_the_sdk_get_409s_never_500s(live_server):
+    """The same races end to end: N SDK clients, one live server."""
+    import anthropic
+
+    from tests.factories import make_api_key
+
+    workspace = WorkspaceFactory(name="Race HTTP", slug="race-http")
+    key = make_api_key(workspace)
+    clients = [anthropic.Anthropic(api_key=key, base_url=live_server.url, max_retries=0) for _ in range(WRITERS)]
+    store = clients[0].beta.memory_stores.create(name="race")
+    memory = clients[0].beta.memory_stores.memories.create(store.id, path="/shared.md", content="v0")
+
+    def update(i: int):
+        try:
+            return clients[i].beta.memory_stores.memories.update(
+                memory.id,
+                memory_store_id=store.id,
+                content=f"writer {i}",
+                precondition={"type": "content_sha256", "content_sha256": memory.content_sha256},
+            )
+        except anthropic.APIStatusError as exc:
+            return exc.status_code
+
+    results = _race(update)
+    assert sorted(r if isinstance(r, int) else 200 for r in results) == [200] + [409] * (WRITERS - 1)
+
+    def upsert(i: int):
+        try:
+            return clients[i].beta.memory_stores.memories.create(store.id, path="/fresh.md", content=f"c{i}")
+        except anthropic.APIStatusError as exc:
+            return exc.status_code
+
+    results = _race(upsert)
+    for client in clients:
+        client.close()  # ends the keep-alive connections, so the server threads release theirs
+    assert not [r for r in results if isinstance(r, int)]
+    assert len({r.id for r in results}) == 1
+    assert MemoryItem.objects.filter(store_id=store.id, path="/fresh.md").count() == 1
