@@ -103,6 +103,8 @@ def _tool_uses(meta: Mapping[str, Any]) -> list[dict[str, Any]]:
 def _result_content(content: Any) -> Any:
     if isinstance(content, str):
         return content
+    if isinstance(content, Mapping) and content.get("type") not in _ANTHROPIC_BLOCKS | {"image_url"}:
+        return _text(content)  # a plain JSON result reads best as its JSON text
     blocks = _blocks(content)
     if blocks and all(block["type"] in ("text", "image", "document", "search_result") for block in blocks):
         return blocks

@@ -1,0 +1,144 @@
+"""The client against the live server: spec 000's methods, errors, retries,
+cursor iteration, and the pure format conversions agreeing with the server's."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from conversations import formats as server_formats
+from memory_client import (
+    AsyncMemoryClient,
+    MemoryAuthenticationError,
+    MemoryClient,
+    MemoryConflictError,
+    MemoryNotFoundError,
+    MemoryValidationError,
+    formats,
+)
+from memory_client._transport import Call, RetryPolicy, run_sync
+
+
+def test_conversation_lifecycle(client):
+    message_id = client.append_message(conversation_id="c1", role="user", content="hi", user_id="u1", metadata={"s": 1})
+    assert message_id.startswith("msg_")
+    client.append_message(conversation_id="c1", role="assistant", content=[{"type": "text", "text": "hello"}])
+    messages = client.get_messages(conversation_id="c1")
+    assert [(m.role, m.content) for m in messages] == [("user", "hi"), ("assistant", [{"type": "text", "text": "hello"}])]
+    assert messages[0].metadata == {"s": 1} and messages[0].created_at > 1e12
+    updated = client.update_message(conversation_id="c1", message_id=message_id, content="hi!")
+    assert updated.content == "hi!" and updated.updated_at is not None
+    meta = client.update_conversation(conversation_id="c1", metadata={"title": "T", "tag": None})
+    assert meta.metadata == {"title": "T"} and meta.message_count == 2
+    assert [c.conversation_id for c in client.list_conversations(user_id="u1").items] == ["c1"]
+    client.delete_message(conversation_id="c1", message_id=message_id)
+    assert client.get_conversation(conversation_id="c1").message_count == 1
+    client.clear_messages(conversation_id="c1")
+    assert client.get_messages(conversation_id="c1") == []
+    client.delete_conversation(conversation_id="c1")
+    with pytest.raises(MemoryNotFoundError):
+        client.get_conversation(conversation_id="c1")
+    assert client.get_messages(conversation_id="never") == []
+
+
+def test_errors_are_typed(client, live_server):
+    with pytest.raises(MemoryValidationError):
+        client.append_message(conversation_id="c", role="robot", content="x")
+    with pytest.raises(MemoryValidationError):
+        client.get_messages(conversation_id="c", limit=101)
+    with pytest.raises(MemoryConflictError):
+        client.append_message(conversation_id="c", role="user", content="a", idempotency_key="k1")
+        client.append_message(conversation_id="c", role="user", content="b", idempotency_key="k1")
+    with pytest.raises(MemoryAuthenticationError):
+        MemoryClient(live_server.url, "wrong-key").list_conversations()
+
+
+def test_idempotent_append_retry_writes_once(client):
+    first = client.append_message(conversation_id="c-idem", role="user", content="once", idempotency_key="same")
+    again = client.append_message(conversation_id="c-idem", role="user", content="once", idempotency_key="same")
+    assert first == again
+    assert client.get_conversation(conversation_id="c-idem").message_count == 1
+
+
+def test_cursor_iteration(client):
+    for i in range(7):
+        client.append_message(conversation_id="c-iter", role="user", content=f"m{i}")
+    assert [m.content for m in client.iter_messages(conversation_id="c-iter", page_size=3)] == [f"m{i}" for i in range(7)]
+    for i in range(3):
+        client.append_message(conversation_id=f"c-list-{i}", role="user", content="x")
+    assert len(list(client.iter_conversations(page_size=2))) == 4
+
+
+async def test_async_client(aclient):
+    await aclient.append_message(conversation_id="ac", role="user", content="hey")
+    assert [m.content for m in await aclient.get_messages(conversation_id="ac")] == ["hey"]
+    assert [m.content async for m in aclient.iter_messages(conversation_id="ac")] == ["hey"]
+    store = await aclient.create_store(name="s")
+    written = await aclient.write_store_memory(store_id=store["id"], path="/a.md", content="A")
+    assert written["path"] == "/a.md"
+
+
+def test_retries_only_safe_calls():
+    attempts: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        attempts.append(request.method)
+        return httpx.Response(503, json={"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})
+
+    http = httpx.Client(transport=httpx.MockTransport(handler), base_url="http://t/v1/")
+    policy = RetryPolicy(max_retries=2, backoff=0)
+    with pytest.raises(Exception):
+        run_sync(http, Call("GET", "x"), policy)
+    assert attempts == ["GET"] * 3
+    attempts.clear()
+    with pytest.raises(Exception):
+        run_sync(http, Call("POST", "x"), policy)
+    assert attempts == ["POST"]
+    attempts.clear()
+    with pytest.raises(Exception):
+        run_sync(http, Call("POST", "x", headers={"Idempotency-Key": "k"}), policy)
+    assert attempts == ["POST"] * 3
+
+
+SAMPLES = [
+    {"role": "system", "content": "Be brief."},
+    {"role": "user", "content": "hi"},
+    {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAA"}}, "caption"]},
+    {"role": "assistant", "content": "", "metadata": {"tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{\"a\": 1}"}}]}},
+    {"role": "tool", "content": "42", "metadata": {"tool_call_id": "call_1"}},
+    {"role": "tool", "content": {"x": 1}, "metadata": {"tool_use_id": "call_2", "is_error": True}},
+    {"role": "assistant", "content": [{"type": "output_text", "text": "ok"}, {"type": "thinking", "thinking": "t"}],
+     "metadata": {"name": "bot"}},
+    {"role": "user", "content": {"type": "text", "text": "obj"}},
+]
+
+
+def test_formats_agree_with_the_server():
+    for cut in range(len(SAMPLES) + 1):
+        sample = SAMPLES[:cut]
+        assert formats.to_anthropic(sample) == server_formats.to_anthropic(sample)
+        assert formats.to_openai_input(sample) == server_formats.to_openai(sample)
+
+
+def test_formats_agree_with_the_servers_format_parameter(client):
+    for message in SAMPLES:
+        client.append_message(conversation_id="fmt", role=message["role"], content=message["content"] or " ",
+                              metadata=message.get("metadata"))
+    stored = client.get_messages(conversation_id="fmt")
+    assert client.to_anthropic(stored) == client.get_formatted_messages(conversation_id="fmt", format="anthropic")
+    assert client.to_openai_input(stored) == client.get_formatted_messages(conversation_id="fmt", format="openai")
+
+
+def test_client_needs_no_django():
+    import subprocess
+    import sys
+
+    code = "import sys, memory_client; memory_client.MemoryClient('http://x', 'k'); assert 'django' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_async_client_is_constructible_from_env(monkeypatch):
+    monkeypatch.setenv("MEMORY_BASE_URL", "http://x")
+    monkeypatch.setenv("MEMORY_API_KEY", "k")
+    assert AsyncMemoryClient().config.api_root() == "http://x/v1"
