@@ -10,9 +10,20 @@ from conversations.resources.selectors import AttachedStore
 
 
 class ConversationResourcesInputSerializer(serializers.Serializer):
-    """`{"resources": [...]}`; each entry's rules live in the service."""
+    """`{"resources": [...]}`, or spec 001's shorthand `{"memory_store_ids": [...]}`
+    (each attached read-write). Each entry's rules live in the service."""
 
-    resources = serializers.JSONField()
+    resources = serializers.JSONField(required=False)
+    memory_store_ids = serializers.ListField(child=serializers.CharField(), required=False)
+
+    def validate(self, attrs):
+        if ("resources" in attrs) == ("memory_store_ids" in attrs):
+            raise serializers.ValidationError("Send exactly one of 'resources' and 'memory_store_ids'.")
+        if "memory_store_ids" in attrs:
+            attrs["resources"] = [
+                {"type": "memory_store", "memory_store_id": store_id} for store_id in attrs.pop("memory_store_ids")
+            ]
+        return attrs
 
 
 class ConversationResourceOutputSerializer(serializers.Serializer):

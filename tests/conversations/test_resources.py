@@ -200,3 +200,12 @@ def test_snapshots_survive_store_changes_until_next_put(api):
     assert (fresh["name"], fresh["description"], fresh["mount_path"]) == ("Renamed", "New.", "/mnt/memory/renamed")
     row = ConversationResource.objects.get()
     assert (row.store_name, row.mount_path) == ("Renamed", "/mnt/memory/renamed")
+
+
+def test_spec001_memory_store_ids_shorthand(api):
+    a, b = _store(api, "a"), _store(api, "b")
+    response = api.put("/v1/conversations/c/resources", {"memory_store_ids": [a, b]}, format="json")
+    assert [(r["memory_store_id"], r["access"]) for r in response.json()["data"]["resources"]] == [(a, "read_write"), (b, "read_write")]
+    both = api.put("/v1/conversations/c/resources", {"memory_store_ids": [a], "resources": []}, format="json")
+    _error(both, 400, "invalid_request_error")
+    _error(api.put("/v1/conversations/c/resources", {"memory_store_ids": "x"}, format="json"), 400, "invalid_request_error")
