@@ -71,7 +71,7 @@ from accounts.models import Workspace  # noqa: E402
 from memories.models import MemoryItem  # noqa: E402
 from memories.services.versioning import content_fingerprint  # noqa: E402
 
-WORDS = "user prefers coffee tea lives in Lisbon Porto travel plans meeting invoice project deadline dog cat".split()
+WORDS = ["user", "prefers", "coffee", "tea", "lives", "in", "Lisbon", "Porto", "travel", "plans", "meeting", "invoice", "project", "deadline", "dog", "cat"]
 CHINESE = ["用户喜欢喝咖啡", "住在上海", "下周去东京出差", "对花生过敏", "每天早上跑步"]
 
 
