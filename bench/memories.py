@@ -73,7 +73,21 @@ from memories.services.item_rules import estimate_tokens  # noqa: E402
 from memories.services.items import memory_item_create, memory_item_update  # noqa: E402
 from memories.services.versioning import content_fingerprint  # noqa: E402
 
-WORDS_EN = ["user", "prefers", "tea", "coffee", "meeting", "invoice", "travel", "hotel", "flight", "budget", "project", "deadline", "report"]
+WORDS_EN = [
+    "user",
+    "prefers",
+    "tea",
+    "coffee",
+    "meeting",
+    "invoice",
+    "travel",
+    "hotel",
+    "flight",
+    "budget",
+    "project",
+    "deadline",
+    "report",
+]
 WORDS_ZH = [
     "用户",
     "喜欢",
@@ -144,8 +158,10 @@ def _time_list(workspace: Workspace, filters: dict[str, str]) -> tuple[float, in
     return statistics.median(timings), total
 
 
-def _plan(workspace: Workspace, filters: dict[str, str]) -> str:
-    queryset = memory_item_list(workspace=workspace, filters=filters)[:20]
+def _plan(workspace: Workspace, filters: dict[str, str], *, count: bool = False) -> str:
+    """The plan's scan lines for the first page, or (`count`) for the count query."""
+    queryset = memory_item_list(workspace=workspace, filters=filters)
+    queryset = queryset.order_by().values("pk") if count else queryset[:20]
     sql, params = queryset.query.sql_with_params()
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
@@ -174,7 +190,8 @@ def bench_lists(workspace: Workspace) -> None:
     for label, filters in cases:
         median_ms, total = _time_list(workspace, filters)
         print(f"list {label:45s} {median_ms:8.1f} ms/query  ({total:,} matches)")
-        print(f"    plan: {_plan(workspace, filters)}")
+        print(f"    page plan:  {_plan(workspace, filters)}")
+        print(f"    count plan: {_plan(workspace, filters, count=True)}")
 
 
 def bench_writes(workspace: Workspace) -> None:

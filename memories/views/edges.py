@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_view
 from rest_framework import status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from memories.models import MemoryEdge
 from memories.selectors import edges as selectors
 from memories.serializers.items import (
     MemoryEdgeCreateInputSerializer,
@@ -13,12 +15,16 @@ from memories.serializers.items import (
     MemoryEdgeUpdateInputSerializer,
 )
 from memories.services import edges as services
+from memories.views.item_schema import EDGE_SCHEMA
 from memories.views.items import paginate, validated
 from memory_project.api import request_workspace
 
 
+@extend_schema_view(**EDGE_SCHEMA)
 class MemoryEdgeViewSet(viewsets.GenericViewSet):
     lookup_url_kwarg = "edge_id"
+    # For schema generation only; every read goes through the selectors.
+    queryset = MemoryEdge.objects.none()
 
     def list(self, request: Request) -> Response:
         queryset = selectors.memory_edge_list(workspace=request_workspace(request), filters=request.query_params)

@@ -8,11 +8,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.db.models import QuerySet
+from drf_spectacular.utils import extend_schema_view
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from memories.models import MemoryItem
 from memories.selectors import item_versions as version_selectors
 from memories.selectors import items as selectors
 from memories.serializers.items import (
@@ -27,6 +29,7 @@ from memories.serializers.items import (
 from memories.services import items as services
 from memories.services import items_batch as batch_services
 from memories.services.versioning import memory_version_redact
+from memories.views.item_schema import ITEM_SCHEMA
 from memory_project.api import request_actor, request_workspace
 from memory_project.errors import ValidationError
 
@@ -66,8 +69,11 @@ def validated(serializer_class, request: Request) -> dict[str, Any]:
     return dict(serializer.validated_data)
 
 
+@extend_schema_view(**ITEM_SCHEMA)
 class MemoryItemViewSet(viewsets.GenericViewSet):
     lookup_url_kwarg = "memory_id"
+    # For schema generation only; every read goes through the selectors.
+    queryset = MemoryItem.objects.none()
 
     def list(self, request: Request) -> Response:
         queryset = selectors.memory_item_list(workspace=request_workspace(request), filters=request.query_params)

@@ -1,0 +1,105 @@
+"""OpenAPI annotations of spec 003's item and edge routes (kept out of the views
+so the views stay thin)."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+
+from memories.serializers.items import (
+    MemoryBatchDeleteInputSerializer,
+    MemoryBatchStatusInputSerializer,
+    MemoryEdgeCreateInputSerializer,
+    MemoryEdgeUpdateInputSerializer,
+    MemoryItemCreateInputSerializer,
+    MemoryItemUpdateInputSerializer,
+    MemoryRestoreInputSerializer,
+)
+
+Q = OpenApiParameter.QUERY
+P = OpenApiParameter.PATH
+ERRORS = {
+    400: OpenApiResponse(description="invalid_request_error"),
+    404: OpenApiResponse(description="not_found_error (also another workspace's ids)"),
+    409: OpenApiResponse(description="conflict_error / memory_precondition_failed / memory_edge_conflict"),
+}
+OK = {200: OpenApiResponse(OpenApiTypes.OBJECT, description='{"data": ...}'), **ERRORS}
+CREATED = {201: OpenApiResponse(OpenApiTypes.OBJECT, description='{"data": ...}'), **ERRORS}
+
+
+def _q(name: str, kind=OpenApiTypes.STR, description: str = "") -> OpenApiParameter:
+    return OpenApiParameter(name, kind, Q, required=False, description=description)
+
+
+MEMORY_ID = OpenApiParameter("memory_id", OpenApiTypes.STR, P)
+VERSION_ID = OpenApiParameter("version_id", OpenApiTypes.STR, P)
+EDGE_ID = OpenApiParameter("edge_id", OpenApiTypes.STR, P)
+PAGE = [_q("limit", OpenApiTypes.INT, "1-100, default 20"), _q("offset", OpenApiTypes.INT, "default 0")]
+ITEM_FILTERS = [
+    *(_q(name) for name in ("scope", "scope_id", "type", "summary_tier", "status", "lifecycle_status", "fact_key")),
+    *(_q(name) for name in ("source_floor_id", "source_message_id", "source_job_id", "store_id")),
+    *(
+        _q(name, OpenApiTypes.INT, "milliseconds since the epoch, inclusive")
+        for name in ("created_from", "created_to", "updated_from", "updated_to")
+    ),
+    *(
+        _q(name, OpenApiTypes.NUMBER)
+        for name in ("importance_min", "importance_max", "confidence_min", "confidence_max")
+    ),
+    _q("q", description="case-insensitive substring of content or fact_key, any language"),
+    _q("sort_by", description="created_at | updated_at | importance | confidence"),
+    _q("sort_order", description="asc | desc (default desc)"),
+]
+VERSION_FILTERS = [
+    _q("operation"),
+    _q("session_id"),
+    _q("api_key_id"),
+    _q("job_id"),
+    _q("created_at_gte", OpenApiTypes.INT, "ms epoch"),
+    _q("created_at_lte", OpenApiTypes.INT, "ms epoch"),
+]
+
+ITEM_SCHEMA = {
+    "list": extend_schema(operation_id="memories_list", parameters=[*ITEM_FILTERS, *PAGE], responses=OK),
+    "create": extend_schema(operation_id="memories_create", request=MemoryItemCreateInputSerializer, responses=CREATED),
+    "retrieve": extend_schema(operation_id="memories_retrieve", parameters=[MEMORY_ID], responses=OK),
+    "partial_update": extend_schema(
+        operation_id="memories_update", parameters=[MEMORY_ID], request=MemoryItemUpdateInputSerializer, responses=OK
+    ),
+    "destroy": extend_schema(operation_id="memories_delete", parameters=[MEMORY_ID], responses=OK),
+    "stats": extend_schema(operation_id="memories_stats", parameters=ITEM_FILTERS, responses=OK),
+    "batch_status": extend_schema(
+        operation_id="memories_batch_status", request=MemoryBatchStatusInputSerializer, responses=OK
+    ),
+    "batch_delete": extend_schema(
+        operation_id="memories_batch_delete", request=MemoryBatchDeleteInputSerializer, responses=OK
+    ),
+    "versions": extend_schema(
+        operation_id="memories_versions_list", parameters=[MEMORY_ID, *VERSION_FILTERS, *PAGE], responses=OK
+    ),
+    "version": extend_schema(
+        operation_id="memories_versions_retrieve", parameters=[MEMORY_ID, VERSION_ID], responses=OK
+    ),
+    "redact": extend_schema(
+        operation_id="memories_versions_redact", parameters=[MEMORY_ID, VERSION_ID], request=None, responses=OK
+    ),
+    "restore": extend_schema(
+        operation_id="memories_restore", parameters=[MEMORY_ID], request=MemoryRestoreInputSerializer, responses=OK
+    ),
+}
+
+EDGE_SCHEMA = {
+    "list": extend_schema(
+        operation_id="memory_edges_list",
+        parameters=[_q("from_id"), _q("to_id"), _q("relation"), _q("sort_by"), _q("sort_order"), *PAGE],
+        responses=OK,
+    ),
+    "create": extend_schema(
+        operation_id="memory_edges_create", request=MemoryEdgeCreateInputSerializer, responses=CREATED
+    ),
+    "retrieve": extend_schema(operation_id="memory_edges_retrieve", parameters=[EDGE_ID], responses=OK),
+    "partial_update": extend_schema(
+        operation_id="memory_edges_update", parameters=[EDGE_ID], request=MemoryEdgeUpdateInputSerializer, responses=OK
+    ),
+    "destroy": extend_schema(operation_id="memory_edges_delete", parameters=[EDGE_ID], responses=OK),
+}
