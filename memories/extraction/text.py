@@ -17,10 +17,7 @@ _WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9'@._\-]*|[\u3400-\u4dbf\u4e00-\u9ff
 
 # Words too common to say anything about relevance.
 _STOPWORDS = frozenset(
-    """a an the and or but if so of to in on at for with by from as is are was were be been being it its this that
-    these those i me my we our you your he she they them his her their what which who whom how when where why do does
-    did done have has had can could will would should shall may might must not no yes just also about into than then
-    there here up down out over again very too please let lets i'm i've i'll it's that's don't""".split()
+    ["a", "an", "the", "and", "or", "but", "if", "so", "of", "to", "in", "on", "at", "for", "with", "by", "from", "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "i", "me", "my", "we", "our", "you", "your", "he", "she", "they", "them", "his", "her", "their", "what", "which", "who", "whom", "how", "when", "where", "why", "do", "does", "did", "done", "have", "has", "had", "can", "could", "will", "would", "should", "shall", "may", "might", "must", "not", "no", "yes", "just", "also", "about", "into", "than", "then", "there", "here", "up", "down", "out", "over", "again", "very", "too", "please", "let", "lets", "i'm", "i've", "i'll", "it's", "that's", "don't"]
 )
 _ZH_STOP_CHARS = frozenset("的了是我你他她它们在和也就都而及与着吗呢吧啊呀嗯哦个这那有没不")
 

@@ -122,9 +122,9 @@ def test_rolling_summary_and_attached_store_instructions_are_included(api, works
 
     store = memory_store_create(workspace=workspace, name="Recipes", description="Family recipes")
     fixture = load_fixture("en_travel_planning")
-    with eager_celery(), override_settings(MEMORY_EXTRACT_MIN_FLOORS=5):
-        with django_capture_on_commit_callbacks(execute=True):
-            append_all(workspace, "trip", fixture["messages"])
+    with eager_celery(), override_settings(MEMORY_EXTRACT_MIN_FLOORS=5), \
+            django_capture_on_commit_callbacks(execute=True):
+        append_all(workspace, "trip", fixture["messages"])
     put = api.put("/v1/conversations/trip/resources",
                   {"resources": [{"type": "memory_store", "memory_store_id": store.pk, "access": "read_only", "instructions": "Cite recipes."}]},
                   format="json")

@@ -17,9 +17,9 @@ pytestmark = pytest.mark.django_db(transaction=False)
 
 def _run_conversation(workspace, django_capture_on_commit_callbacks, name: str, cid: str):
     fixture = load_fixture(name)
-    with eager_celery(), override_settings(MEMORY_EXTRACT_MIN_FLOORS=6, MEMORY_EXTRACT_BATCH_FLOORS=8):
-        with django_capture_on_commit_callbacks(execute=True):
-            append_all(workspace, cid, fixture["messages"])
+    with eager_celery(), override_settings(MEMORY_EXTRACT_MIN_FLOORS=6, MEMORY_EXTRACT_BATCH_FLOORS=8), \
+            django_capture_on_commit_callbacks(execute=True):
+        append_all(workspace, cid, fixture["messages"])
     return fixture, branch_scope_id(cid, "main")
 
 
