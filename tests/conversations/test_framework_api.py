@@ -1,0 +1,113 @@
+"""The framework endpoints' own contract: bad input is a 400 that changes
+nothing, workspaces are isolated, read-only keys cannot write, lists are not N+1."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from conversations.models import AgentSession, Checkpoint, Conversation, Message, SessionEntry
+from memories.models import MemoryItem
+
+pytestmark = pytest.mark.django_db
+
+
+def _append(api, **body):
+    return api.post("/v1/claude_sessions/append", body, format="json")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"project_key": "p", "session_id": "s", "entries": [{"no_type": 1}]},
+        {"project_key": "p", "session_id": "s", "entries": "nope"},
+        {"project_key": "", "session_id": "s", "entries": [{"type": "x"}]},
+        {"project_key": "p", "session_id": "s", "subpath": "", "entries": [{"type": "x"}]},
+        {"project_key": "p", "session_id": "s", "entries": [{"type": "x"}], "summary": {"data": {}, "expected_version": "1"}},
+        {"project_key": "p" * 2000, "session_id": "s", "entries": [{"type": "x"}]},
+    ],
+)
+def test_claude_append_refuses_bad_input_and_writes_nothing(api, body):
+    response = _append(api, **body)
+    assert response.status_code == 400, response.content
+    assert response.json()["type"] == "error"
+    assert not SessionEntry.objects.exists() and not AgentSession.objects.exists()
+
+
+def test_claude_summary_version_is_a_precondition(api):
+    entry = {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi"}}
+    ok = _append(api, project_key="p", session_id="s", entries=[entry], summary={"data": {"a": 1}, "expected_version": 0})
+    assert ok.status_code == 200 and ok.json()["data"]["summary_version"] == 1
+    stale = _append(api, project_key="p", session_id="s", entries=[{"type": "x", "uuid": "u2"}],
+                    summary={"data": {"a": 2}, "expected_version": 0})
+    assert stale.status_code == 409 and stale.json()["error"]["type"] == "memory_precondition_failed"
+    assert SessionEntry.objects.count() == 1 and Message.objects.count() == 1
+
+
+def test_entries_round_trip_verbatim_and_nul_is_refused(api):
+    entry = {"type": "assistant", "message": {"role": "assistant", "content": "😀 \\u0000 literal"}, "n": [1.5, None, True]}
+    assert _append(api, project_key="p", session_id="s", entries=[entry]).status_code == 200
+    loaded = api.get("/v1/claude_sessions/entries", {"project_key": "p", "session_id": "s"}).json()["data"]
+    assert loaded == [entry]
+    refused = _append(api, project_key="p", session_id="s", entries=[{"type": "x", "t": "a\x00b"}])
+    assert refused.status_code == 400 and SessionEntry.objects.count() == 1
+
+
+def test_workspaces_are_isolated(api, other_api):
+    _append(api, project_key="p", session_id="s", entries=[{"type": "x"}])
+    assert other_api.get("/v1/claude_sessions", {"project_key": "p"}).json()["data"] == []
+    assert other_api.get("/v1/claude_sessions/entries", {"project_key": "p", "session_id": "s"}).json()["data"] is None
+    api.post("/v1/openai_sessions/s1/items", {"items": [{"role": "user", "content": "x"}]}, format="json")
+    assert other_api.get("/v1/openai_sessions/s1/items").json()["data"] == []
+    assert other_api.post("/v1/openai_sessions/s1/items/pop").json()["data"] is None
+    assert Message.objects.filter(conversation__external_id="s1").count() == 1
+
+
+def test_read_only_keys_cannot_write(readonly_api):
+    assert _append(readonly_api, project_key="p", session_id="s", entries=[{"type": "x"}]).status_code == 403
+    put = {"op": "put", "namespace": ["a"], "key": "k", "value": {"v": 1}}
+    assert readonly_api.post("/v1/langgraph_store/batch", {"ops": [put]}, format="json").status_code == 403
+    get = {"op": "get", "namespace": ["a"], "key": "k"}
+    response = readonly_api.post("/v1/langgraph_store/batch", {"ops": [get]}, format="json")
+    assert response.status_code == 200 and response.json()["data"] == [None]
+
+
+def test_store_batch_validates_every_put_before_writing(api):
+    ops = [
+        {"op": "put", "namespace": ["a"], "key": "k1", "value": {"v": 1}},
+        {"op": "put", "namespace": ["a"], "key": "k2", "value": "not an object"},
+    ]
+    assert api.post("/v1/langgraph_store/batch", {"ops": ops}, format="json").status_code == 400
+    assert not MemoryItem.objects.exists()
+    bad_filter = {"op": "search", "namespace_prefix": ["a"], "filter": {"v": {"$regex": "x"}}}
+    assert api.post("/v1/langgraph_store/batch", {"ops": [bad_filter]}, format="json").status_code == 400
+
+
+def test_checkpoint_endpoints_refuse_bad_input(api):
+    good = {"thread_id": "t", "checkpoint_id": "1", "type": "msgpack", "checkpoint": base64.b64encode(b"x").decode(),
+            "metadata": {}}
+    for change in ({"checkpoint": "***"}, {"metadata": []}, {"thread_id": "a/b"}, {"metadata": {"k": "\x00"}}):
+        assert api.post("/v1/langgraph_checkpoints", {**good, **change}, format="json").status_code == 400
+    assert not Checkpoint.objects.exists() and not Conversation.objects.exists()
+    assert api.get("/v1/langgraph_checkpoints", {"filter": "[1]"}).status_code == 400
+    assert api.get("/v1/langgraph_checkpoints", {"cursor": "@@"}).status_code == 400
+    assert api.post("/v1/langgraph_checkpoints/prune", {"thread_ids": ["t"], "strategy": "all"}, format="json").status_code == 400
+
+
+def test_checkpoint_list_is_not_n_plus_one(api, django_assert_max_num_queries):
+    for i in range(30):
+        body = {"thread_id": f"t{i % 3}", "checkpoint_id": f"{i:04d}", "type": "bytes",
+                "checkpoint": base64.b64encode(b"x").decode(), "metadata": {"step": i}}
+        api.post("/v1/langgraph_checkpoints", body, format="json")
+        api.post("/v1/langgraph_checkpoints/writes", {"thread_id": f"t{i % 3}", "checkpoint_id": f"{i:04d}",
+                 "task_id": "task", "writes": [{"idx": 0, "channel": "c", "type": "bytes", "value": "eA=="}]}, format="json")
+    with django_assert_max_num_queries(8):
+        response = api.get("/v1/langgraph_checkpoints", {"limit": 25})
+    page = response.json()
+    assert [row["checkpoint_id"] for row in page["data"]] == [f"{i:04d}" for i in range(29, 4, -1)]
+    assert all(len(row["pending_writes"]) == 1 for row in page["data"])
+    rest = api.get("/v1/langgraph_checkpoints", {"limit": 25, "cursor": page["meta"]["next_cursor"]}).json()
+    assert [row["checkpoint_id"] for row in rest["data"]] == [f"{i:04d}" for i in range(4, -1, -1)]
+    with django_assert_max_num_queries(6):
+        api.get("/v1/openai_sessions/t0/items")
