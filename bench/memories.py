@@ -70,7 +70,11 @@ from accounts.models import Workspace  # noqa: E402
 from memories.models import MemoryItem  # noqa: E402
 from memories.selectors.items import memory_item_list  # noqa: E402
 from memories.services.item_rules import estimate_tokens  # noqa: E402
-from memories.services.items import memory_item_create, memory_item_update  # noqa: E402
+from memories.services.items import (  # noqa: E402
+    memory_item_create,
+    memory_item_update,
+    memory_redact_and_replace,
+)
 from memories.services.versioning import content_fingerprint  # noqa: E402
 
 WORDS_EN = [
@@ -247,6 +251,18 @@ def bench_writes(workspace: Workspace) -> None:
         )
 
 
+def bench_redaction(workspace: Workspace) -> None:
+    """Redact-and-replace on one memory of the big workspace: the cost includes
+    scrubbing the admin log and jobs and, on SQLite, merging the FTS5 index."""
+    actor = Actor.for_user(1)
+    item = memory_item_create(
+        workspace=workspace, actor=actor, scope="chat", scope_id="conv-x", type="fact", content="secret 机密 4242"
+    )
+    started = time.perf_counter()
+    memory_redact_and_replace(workspace=workspace, actor=actor, memory_id=item.pk, content="[redacted]")
+    print(f"redact-and-replace over {MEMORIES:,} memories: {(time.perf_counter() - started) * 1000:.0f} ms")
+
+
 def main() -> None:
     call_command("migrate", verbosity=0)
     print(f"database: {connection.vendor}")
@@ -254,6 +270,7 @@ def main() -> None:
     _seed(workspace)
     bench_lists(workspace)
     bench_writes(workspace)
+    bench_redaction(workspace)
 
 
 if __name__ == "__main__":
