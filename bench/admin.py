@@ -69,6 +69,7 @@ from django.utils import timezone  # noqa: E402
 
 from accounts.models import Workspace  # noqa: E402
 from memories.models import MemoryItem  # noqa: E402
+from memories.search import sqlite_index_drop, sqlite_index_ensure  # noqa: E402
 from memories.services.versioning import content_fingerprint  # noqa: E402
 
 WORDS = ["user", "prefers", "coffee", "tea", "lives", "in", "Lisbon", "Porto", "travel", "plans", "meeting", "invoice", "project", "deadline", "dog", "cat"]
@@ -76,6 +77,16 @@ CHINESE = ["用户喜欢喝咖啡", "住在上海", "下周去东京出差", "�
 
 
 def populate() -> None:
+    # Loading 100,000 rows through the FTS5 triggers costs minutes; drop the
+    # index for the load and rebuild it once afterwards (SQLite only).
+    sqlite_index_drop()
+    try:
+        _insert()
+    finally:
+        sqlite_index_ensure()
+
+
+def _insert() -> None:
     rng = random.Random(7)
     workspaces = [
         Workspace.objects.create(name="Bench A", slug="bench-a", requires_review=True),

@@ -44,7 +44,6 @@ class MemoryJobAdmin(admin.ModelAdmin):
         "tokens",
         "error_preview",
         "created_at",
-        "finished_at",
     ]
     list_filter = ["status", "kind", "scope", "cancel_requested", "provider", "workspace"]
     search_fields = ["=id", "scope_id", "error"]
@@ -59,6 +58,7 @@ class MemoryJobAdmin(admin.ModelAdmin):
         "workspace",
         "kind",
         "status",
+        "error_display",
         "cancel_requested",
         "scope_col",
         "attempts",
@@ -68,7 +68,6 @@ class MemoryJobAdmin(admin.ModelAdmin):
         "output_tokens",
         "payload_display",
         "result_display",
-        "error_display",
         "created_at",
         "started_at",
         "finished_at",
@@ -104,11 +103,13 @@ class MemoryJobAdmin(admin.ModelAdmin):
 
     @admin.display(description="error")
     def error_preview(self, obj) -> str:
-        if not obj.error:
+        # The last line of a traceback names the exception; the first never does.
+        lines = [line for line in obj.error.strip().splitlines() if line.strip()]
+        if not lines:
             return ""
-        first = obj.error.strip().splitlines()[0] if obj.error.strip() else ""
-        more = "…" if len(first) > ERROR_PREVIEW_CHARS or "\n" in obj.error.strip() else ""
-        return format_html('<span title="open the job for the full error">{}{}</span>', first[:ERROR_PREVIEW_CHARS], more)
+        last = lines[-1].strip()
+        more = "…" if len(last) > ERROR_PREVIEW_CHARS else ""
+        return format_html('<span title="open the job for the full error">{}{}</span>', last[:ERROR_PREVIEW_CHARS], more)
 
     @admin.display(description="error")
     def error_display(self, obj) -> str:

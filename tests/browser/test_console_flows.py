@@ -142,3 +142,28 @@ def test_review_queue_approve(page, shot):
     assert pending.lifecycle_status == "active"
     assert pending.content == "The user is severely allergic to peanuts."
     shot(page, "11_review_queue_after_approve")
+
+
+def test_store_tree_and_jobs(page, shot, workspace):
+    from memories.models import MemoryJob
+    from memories.services.store_memories import store_memory_write
+    from memories.services.stores import memory_store_create
+
+    store = memory_store_create(workspace=workspace, name="Team handbook")
+    for path in ["/readme.md", "/policies/leave.md", "/policies/travel.md", "/onboarding/day1.md"]:
+        store_memory_write(workspace=workspace, store_id=store.pk, path=path, content=f"Text of {path}", actor=Actor.system())
+    page.goto(f"{page.base_url}/admin/memories/memorystore/{store.pk}/change/")
+    page.click("#store-tree a:has-text('policies/')")
+    page.wait_for_url(re.compile(r"prefix=%2Fpolicies%2F|prefix=/policies/"))
+    assert page.locator("#store-tree .tree-document").count() == 2
+    shot(page, "12_store_tree")
+    MemoryJob.objects.create(
+        workspace=workspace, kind="extract", scope="chat", scope_id="chat-9", status="failed",
+        error="Traceback (most recent call last):\n  File \"extract.py\", line 10\nTimeoutError: provider timed out",
+    )
+    page.goto(f"{page.base_url}/admin/memories/memoryjob/?status__exact=failed")
+    assert page.locator("#result_list tbody tr").count() == 1
+    shot(page, "13_jobs_failed")
+    page.click("#result_list tbody tr a >> nth=0")
+    assert "TimeoutError: provider timed out" in page.locator(".field-error_display .error-full").inner_text()
+    shot(page, "14_job_error")
