@@ -113,7 +113,10 @@ WORDS_ZH = [
 def _text(rng: random.Random) -> str:
     words = rng.choices(WORDS_ZH if rng.random() < 0.5 else WORDS_EN, k=rng.randint(8, 24))
     joiner = "" if words[0] in WORDS_ZH else " "
-    return joiner.join(words) + f" #{rng.randint(0, 10**9)}"
+    # A rare Chinese tail (3 random CJK characters) so that selective Chinese
+    # queries exist, as in real data; the common words make unselective ones.
+    tail = "".join(chr(rng.randint(0x4E00, 0x9FA5)) for _ in range(3))
+    return joiner.join(words) + f" #{rng.randint(0, 10**9)} {tail}"
 
 
 def _seed(workspace: Workspace) -> None:
@@ -180,6 +183,8 @@ def _plan(workspace: Workspace, filters: dict[str, str], *, count: bool = False)
 
 
 def bench_lists(workspace: Workspace) -> None:
+    sample = MemoryItem.objects.filter(workspace=workspace).order_by("pk").values_list("content", flat=True)[500]
+    rare_zh = sample[-3:]
     cases = [
         ("3 filters (scope, scope_id, type)", {"scope": "chat", "scope_id": "conv-17", "type": "fact"}),
         (
@@ -189,6 +194,7 @@ def bench_lists(workspace: Workspace) -> None:
         ("q ASCII 'invoice travel'", {"q": "invoice travel"}),
         ("q Chinese '发票旅行' (4 chars, trigram)", {"q": "发票旅行"}),
         ("q Chinese '咖啡' (2 chars, LIKE)", {"q": "咖啡"}),
+        (f"q rare Chinese '{rare_zh}' (3 chars)", {"q": rare_zh}),
         ("q rare '#12345' + type=fact", {"q": "#12345", "type": "fact"}),
     ]
     for label, filters in cases:
