@@ -100,7 +100,7 @@ def terms(text: str) -> list[str]:
     return out
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=2048)
 def stems(text: str) -> frozenset[str]:
     """Terms with English words cut to five letters: "prefer", "prefers" and
     "preferred" meet without a stemmer. Cached: the summarizer compares each
