@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import httpx2
-import pytest
 from anthropic import Anthropic
 from anthropic.lib.tools._beta_builtin_memory_tool import BetaLocalFilesystemMemoryTool
 

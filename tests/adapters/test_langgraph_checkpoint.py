@@ -90,17 +90,27 @@ def test_state_graph_behaves_like_langgraphs_in_memory_saver(client):
     assert _graph(client.langgraph_checkpointer).get_state({"configurable": {"thread_id": "lg-sync"}}).values == {}
 
 
-async def test_state_graph_interrupt_resume_history_async(aclient):
-    graph = _graph(aclient.langgraph_checkpointer)
-    config = {"configurable": {"thread_id": "lg-async"}}
+async def _ascenario(checkpointer, thread_id: str) -> dict:
+    graph = _graph(checkpointer)
+    config = {"configurable": {"thread_id": thread_id}}
     await graph.ainvoke({"log": ["start"]}, config)
-    assert (await graph.aget_state(config)).next == ("approve",)
+    waiting_next = (await graph.aget_state(config)).next
     done = await graph.ainvoke(Command(resume="ok"), config)
-    assert done["log"] == ["start", "planned", "approved:ok", "acted"]
-    history = [snapshot async for snapshot in graph.aget_state_history(config)]
-    assert [s.next for s in history][:2] == [(), ("act",)]
+    history = [s async for s in graph.aget_state_history(config)]
+    return {
+        "waiting_next": waiting_next,
+        "done": done["log"],
+        "history": [(s.next, s.values.get("log"), s.metadata.get("step")) for s in history],
+    }
+
+
+async def test_state_graph_async_behaves_like_in_memory_saver(aclient):
+    ours = await _ascenario(aclient.langgraph_checkpointer, "lg-async")
+    assert ours == await _ascenario(InMemorySaver(), "lg-async")
+    assert ours["waiting_next"] == ("approve",) and ours["done"] == ["start", "planned", "approved:ok", "acted"]
+    graph = _graph(aclient.langgraph_checkpointer)
     await aclient.langgraph_checkpointer.acopy_thread("lg-async", "lg-async-copy")
     copied = await graph.aget_state({"configurable": {"thread_id": "lg-async-copy"}})
-    assert copied.values["log"] == done["log"]
+    assert copied.values["log"] == ours["done"]
     await aclient.langgraph_checkpointer.aprune(["lg-async"])
-    assert len([s async for s in graph.aget_state_history(config)]) == 1
+    assert len([s async for s in graph.aget_state_history({"configurable": {"thread_id": "lg-async"}})]) == 1
