@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.admin.utils import quote
-from django.db.models import Case, IntegerField, QuerySet, Value, When
+from django.contrib.admin.views.main import ChangeList
+from django.db.models import IntegerField, QuerySet
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Substr
 from django.urls import reverse
 from django.utils.html import format_html
@@ -18,22 +20,41 @@ EXCERPT_CHARS = 140
 DEFERRED_COLUMNS = ("content", "scope_id")
 
 
-def review_rank() -> Case:
+# The same text as the index `mem_admin_review_order` (migration 0005): the
+# planners match an expression index by its text, so this is raw SQL with
+# literals rather than a Case() with bound parameters.
+REVIEW_RANK_SQL = "CASE lifecycle_status WHEN 'pending' THEN 0 WHEN 'active' THEN 1 ELSE 2 END"
+
+
+def review_rank() -> RawSQL:
     """Pending first (they block injection), then active, then the rest."""
-    return Case(
-        When(lifecycle_status="pending", then=Value(0)),
-        When(lifecycle_status="active", then=Value(1)),
-        default=Value(2),
-        output_field=IntegerField(),
-    )
+    return RawSQL(REVIEW_RANK_SQL, [], output_field=IntegerField())  # noqa: S611 - a constant, no input
 
 
 def changelist_queryset(queryset: QuerySet) -> QuerySet:
-    return (
-        queryset.select_related("workspace", "store")
-        .defer(*DEFERRED_COLUMNS, "workspace__slug")
-        .annotate(excerpt=Substr("content", 1, EXCERPT_CHARS + 1), scope_ref=Substr("scope_id", 1, 80))
-    )
+    return queryset.select_related("workspace", "store").defer(*DEFERRED_COLUMNS, "workspace__slug")
+
+
+class MemoryChangeList(ChangeList):
+    """Reads the excerpts of the shown page in one query of their own.
+
+    Selecting `SUBSTR(content)` in the page query would make the database
+    compute it (detoasting up to 100 kB) for every row it sorts, not just the
+    50 it returns: 1.5 s instead of a few milliseconds over 100,000 memories.
+    """
+
+    def get_results(self, request):
+        super().get_results(request)
+        rows = list(self.result_list)
+        excerpts = {
+            pk: (excerpt, scope_ref)
+            for pk, excerpt, scope_ref in self.model._default_manager.filter(pk__in=[row.pk for row in rows])
+            .annotate(excerpt=Substr("content", 1, EXCERPT_CHARS + 1), scope_ref=Substr("scope_id", 1, 80))
+            .values_list("pk", "excerpt", "scope_ref")
+        }
+        for row in rows:
+            row.excerpt, row.scope_ref = excerpts.get(row.pk, ("", ""))
+        self.result_list = rows
 
 
 def search_memories(queryset: QuerySet, term: str) -> QuerySet:

@@ -11,7 +11,7 @@ from django.urls import path, reverse
 
 from accounts.actors import Actor
 from memories.admin import batch, redaction
-from memories.admin.columns import MemoryColumns, changelist_queryset, review_rank, search_memories
+from memories.admin.columns import MemoryChangeList, MemoryColumns, changelist_queryset, review_rank, search_memories
 from memories.admin.dashboard import dashboard_view
 from memories.admin.filters import (
     ConfidenceFilter,
@@ -96,6 +96,9 @@ class MemoryAdminBase(ContentFreeLogMixin, MemoryColumns, admin.ModelAdmin):
         if match is not None and match.url_name and match.url_name.endswith("_changelist"):
             return changelist_queryset(queryset)
         return queryset.select_related("workspace", "store")
+
+    def get_changelist(self, request, **kwargs):
+        return MemoryChangeList
 
     def get_search_results(self, request, queryset, search_term):
         return search_memories(queryset, search_term), False
