@@ -42,9 +42,12 @@ def decode_page(kind: str, token: str | None) -> dict[str, Any] | None:
     return position
 
 
+# A parameter that is present must be valid: `?limit=` is a 400, not the default.
+
+
 def parse_limit(params, *, view: str = "basic") -> int:
     raw = params.get("limit")
-    if raw in (None, ""):
+    if raw is None:
         limit = DEFAULT_LIMIT
     else:
         try:
@@ -59,7 +62,7 @@ def parse_limit(params, *, view: str = "basic") -> int:
 
 
 def parse_view(params, *, default: str) -> str:
-    view = params.get("view") or default
+    view = params.get("view", default)
     if view not in VIEWS:
         raise ValidationError("view must be 'basic' or 'full'.")
     return view
@@ -67,7 +70,7 @@ def parse_view(params, *, default: str) -> str:
 
 def parse_bool(params, name: str, *, default: bool = False) -> bool:
     raw = params.get(name)
-    if raw in (None, ""):
+    if raw is None:
         return default
     value = str(raw).strip().lower()
     if value in _TRUE:
@@ -79,7 +82,7 @@ def parse_bool(params, name: str, *, default: bool = False) -> bool:
 
 def parse_int(params, name: str, *, default: int, minimum: int = 0) -> int:
     raw = params.get(name)
-    if raw in (None, ""):
+    if raw is None:
         return default
     try:
         value = int(raw)
@@ -114,8 +117,8 @@ def parse_created_range(params) -> tuple[datetime | None, datetime | None]:
     `created_at_gte` / `created_at_lte` spelling is accepted too."""
     bounds: list[datetime | None] = []
     for op in ("gte", "lte"):
-        raw = params.get(f"created_at[{op}]") or params.get(f"created_at_{op}")
-        bounds.append(None if raw in (None, "") else _parse_instant(raw, f"created_at[{op}]", end_of_day=op == "lte"))
+        raw = params.get(f"created_at[{op}]", params.get(f"created_at_{op}"))
+        bounds.append(None if raw is None else _parse_instant(raw, f"created_at[{op}]", end_of_day=op == "lte"))
     return bounds[0], bounds[1]
 
 

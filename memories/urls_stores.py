@@ -32,7 +32,7 @@ store_urlpatterns = [
     ),
     path(
         "memory_stores/<str:store_id>/memories/<str:memory_id>",
-        MemoryViewSet.as_view({"get": "retrieve", "post": "update", "put": "put", "delete": "destroy"}),
+        MemoryViewSet.as_view({"get": "retrieve", "post": "update", "put": "put_versioned", "delete": "destroy"}),
         name="memory-store-memory-detail",
     ),
     path("memory_stores/<str:store_id>/memory_versions", _versions, name="memory-store-versions"),

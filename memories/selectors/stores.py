@@ -214,7 +214,7 @@ def memory_version_list(
         qs = qs.defer("content")
     if memory_id:
         qs = qs.filter(memory_id=memory_id)
-    if operation:
+    if operation is not None:
         if operation not in VersionOperation.values:
             raise ValidationError("operation must be one of: created, modified, deleted.")
         qs = qs.filter(operation=operation)

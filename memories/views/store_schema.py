@@ -4,7 +4,13 @@ from the views so they stay thin. Operation ids follow the SDK's method names.""
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_serializer,
+    inline_serializer,
+)
 from rest_framework import serializers
 
 from memories.serializers.stores import (
@@ -34,8 +40,11 @@ CREATED_RANGE = [
 ]
 
 
-def _page(name: str, item) -> serializers.Serializer:
-    return inline_serializer(name, {"data": item(many=True), "next_page": serializers.CharField(allow_null=True)})
+def _page(name: str, item) -> type[serializers.Serializer]:
+    """`{"data": [...], "next_page": ...}`; `many=False` stops the generator
+    from documenting a list action's answer as a bare array."""
+    fields = {"data": item(many=True), "next_page": serializers.CharField(allow_null=True)}
+    return extend_schema_serializer(many=False)(type(name, (serializers.Serializer,), fields))
 
 
 def _deleted(name: str) -> serializers.Serializer:
@@ -97,7 +106,7 @@ memory_schema = {
         request=MemoryUpdateInputSerializer,
         responses={200: MemoryOutputSerializer, **ERRORS},
     ),
-    "put": extend_schema(
+    "put_versioned": extend_schema(
         operation_id="memory_stores_memories_put",
         description="Spec 001: replace the content when `version` is current; a stale version is 409.",
         parameters=[VIEW],

@@ -57,6 +57,8 @@ class _ToolFormatNegotiation(DefaultContentNegotiation):
 
 @extend_schema_view(**tool_schema)
 class MemoryToolViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
+    """The agent memory tools of one store: definitions and execution."""
+
     content_negotiation_class = _ToolFormatNegotiation
     queryset = MemoryStore.objects.none()  # for the schema generator only
     serializer_class = MemoryToolExecuteInputSerializer
@@ -66,7 +68,7 @@ class MemoryToolViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
 
     def list(self, request: Request, store_id: str) -> Response:
         store = memory_store_exists(workspace=request_workspace(request), store_id=store_id)
-        fmt = request.query_params.get("format") or "anthropic"
+        fmt = request.query_params.get("format", "anthropic")
         access, _ = _access(request, store, request.query_params.get("conversation_id") or None)
         writable = access != AccessMode.READ_ONLY and not request.auth.read_only
         label = f"{store.name}" + (f" - {store.description}" if store.description else "")

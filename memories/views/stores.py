@@ -50,6 +50,8 @@ class MemoryStoreDialectMixin:
 
 @extend_schema_view(**store_schema)
 class MemoryStoreViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
+    """Memory stores: named containers of path-addressed memories (`memory_store`)."""
+
     # For the schema generator only: every action picks its own serializers.
     queryset = MemoryStore.objects.none()
     serializer_class = MemoryStoreOutputSerializer
@@ -99,6 +101,8 @@ class MemoryStoreViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
 
 @extend_schema_view(**memory_schema)
 class MemoryViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
+    """A store's memories (`memory`, and `memory_prefix` roll-ups in lists)."""
+
     queryset = MemoryItem.objects.none()
     serializer_class = MemoryOutputSerializer
 
@@ -106,7 +110,7 @@ class MemoryViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
         params = request.query_params
         view = pg.parse_view(params, default="basic")
         store = selectors.memory_store_exists(workspace=request_workspace(request), store_id=store_id)
-        prefix = normalize_prefix(params["path_prefix"]) if params.get("path_prefix") else "/"
+        prefix = normalize_prefix(params["path_prefix"]) if "path_prefix" in params else "/"
         page = selectors.memory_list(
             store=store,
             prefix=prefix,
@@ -145,7 +149,8 @@ class MemoryViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
         )
         return Response(MemoryOutputSerializer(item, context={"view": view}).data)
 
-    def put(self, request: Request, store_id: str, memory_id: str) -> Response:
+    @memory_schema["put_versioned"]
+    def put_versioned(self, request: Request, store_id: str, memory_id: str) -> Response:
         """Spec 001's update with the integer `version`; answers with the content."""
         view = pg.parse_view(request.query_params, default="full")
         data = self._input(MemoryPutInputSerializer, request)
@@ -171,6 +176,8 @@ class MemoryViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
 
 @extend_schema_view(**version_schema)
 class MemoryVersionViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
+    """A store's immutable memory versions (`memory_version`), newest first."""
+
     queryset = MemoryVersion.objects.none()
     serializer_class = MemoryVersionOutputSerializer
 

@@ -251,3 +251,14 @@ def test_cross_workspace_and_readonly(api, other_api, readonly_api, sid):
 
 def test_write_to_unknown_store_is_404(api):
     _error(write(api, "memstore_nope", "/a.md", "x"), 404, "not_found_error")
+
+
+def test_unrouted_methods_are_405(api, sid):
+    for response in (
+        api.put(f"/v1/memory_stores/{sid}/memories", {"content": "x", "version": 1}, format="json"),
+        api.patch(f"/v1/memory_stores/{sid}/memories", {}, format="json"),
+        api.delete("/v1/memory_stores"),
+        api.patch(f"/v1/memory_stores/{sid}", {}, format="json"),
+        api.put(f"/v1/memory_stores/{sid}/memory_versions", {}, format="json"),
+    ):
+        _error(response, 405, "invalid_request_error")

@@ -170,6 +170,9 @@ def test_list_query_count_is_constant(api, sid, django_assert_max_num_queries):
         {"path_prefix": "/notes"},
         {"path_prefix": "/a//"},
         {"view": "summary"},
+        {"view": ""},
+        {"depth": ""},
+        {"path_prefix": ""},
         {"page": "garbage"},
     ],
 )

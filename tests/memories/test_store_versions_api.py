@@ -104,7 +104,7 @@ def test_paging_and_view(api, sid, history, django_assert_max_num_queries):
     assert [v["content"] for v in full] == [None, "secret", "v3", "v2", "v1"]
 
 
-@pytest.mark.parametrize("params", [{"operation": "renamed"}, {"limit": 0}, {"view": "x"}, {"page": "bad"}, {"created_at[gte]": "soon"}])
+@pytest.mark.parametrize("params", [{"operation": "renamed"}, {"operation": ""}, {"limit": 0}, {"view": "x"}, {"page": "bad"}, {"created_at[gte]": "soon"}])
 def test_list_validation(api, sid, params):
     _error(api.get(f"/v1/memory_stores/{sid}/memory_versions", params), 400, "invalid_request_error")
 

@@ -151,7 +151,17 @@ def test_list_statistics_without_n_plus_one(api, workspace, django_assert_max_nu
 
 @pytest.mark.parametrize(
     "params",
-    [{"limit": 0}, {"limit": 101}, {"limit": "x"}, {"include_archived": "maybe"}, {"created_at[gte]": "yesterday"}, {"page": "forged"}],
+    [
+        {"limit": 0},
+        {"limit": 101},
+        {"limit": "x"},
+        {"limit": ""},
+        {"include_archived": "maybe"},
+        {"include_archived": ""},
+        {"created_at[gte]": "yesterday"},
+        {"created_at[lte]": ""},
+        {"page": "forged"},
+    ],
 )
 def test_list_validation(api, params):
     _error(api.get("/v1/memory_stores", params), 400, "invalid_request_error")
