@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import pytest
 import schemathesis
+from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
@@ -47,10 +49,30 @@ schema = schemathesis.openapi.from_wsgi("/v1/schema/", get_wsgi_application())
 
 
 @pytest.fixture
-def fuzz_key(workspace, api) -> str:
+def world_key(workspace, api) -> str:
     # Real objects exist, so list and search operations have rows to render.
     build_world(api, workspace)
     return make_api_key(workspace, name="fuzz")
+
+
+@pytest.fixture
+def fuzz_key(world_key, _keep_the_test_connection) -> str:
+    return world_key
+
+
+@pytest.fixture
+def _keep_the_test_connection():
+    """The real WSGI handler closes "obsolete" connections when a request
+    starts and ends; inside the test's transaction that would close it. Django's
+    own test client unhooks the same handler around each of its requests (and
+    hooks it back, so this runs after the last test-client request)."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
 
 
 @pytest.fixture(autouse=True)
