@@ -27,7 +27,9 @@ from tests.reliability.world import build_world
 MAX_EXAMPLES = 8
 
 # Operations with a known defect outside this module, each failing for the
-# stated reason. Strict: once fixed, the XPASS fails and the entry must go.
+# stated reason. Not strict: schemathesis's pytest plugin asserts on the report
+# of a strict XPASS (no exception info) and aborts the whole session with an
+# INTERNALERROR; a fixed operation shows up as XPASS in the summary instead.
 _ENVELOPE = "the 200 schema documents a bare array/object, the view answers the {data, meta} envelope"
 KNOWN_DEFECTS: dict[str, str] = {
     "GET /v1/conversations": _ENVELOPE,
@@ -79,7 +81,7 @@ def _keep_the_test_connection():
 def _known_defects(request):
     label = request.node.name.partition("[")[2].rstrip("]")
     if label in KNOWN_DEFECTS:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN_DEFECTS[label]))
+        request.applymarker(pytest.mark.xfail(strict=False, reason=KNOWN_DEFECTS[label]))
 
 
 @schema.parametrize()
