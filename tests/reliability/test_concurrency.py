@@ -73,19 +73,6 @@ def _history(memory_id: str) -> list[tuple[int, str]]:
     return list(MemoryVersion.objects.filter(memory_id=memory_id).order_by("version").values_list("version", "operation"))
 
 
-def test_same_expected_version_on_a_memory_item(key):
-    api = client_for(key)
-    item = api.post("/v1/memories", {"scope": "global", "type": "fact", "content": "v1"}, format="json").json()["data"]
-    responses = race(
-        key, WRITERS,
-        lambda c, i: c.patch(f"/v1/memories/{item['id']}", {"content": f"writer {i}", "expected_version": 1}, format="json"),
-    )
-    winner = _assert_one_winner(responses)
-    stored = MemoryItem.objects.get(pk=item["id"])
-    assert stored.content == f"writer {winner}" and stored.version == 2
-    assert _history(item["id"]) == [(1, "created"), (2, "modified")]
-
-
 def test_same_content_sha256_on_a_memory_item(key):
     api = client_for(key)
     item = api.post("/v1/memories", {"scope": "global", "type": "fact", "content": "v1"}, format="json").json()["data"]

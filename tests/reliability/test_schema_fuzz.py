@@ -36,11 +36,6 @@ KNOWN_DEFECTS: dict[str, str] = {
     "POST /v1/conversations": _ENVELOPE + "; user_id 0 (an integer) is accepted as '0'",
     "GET /v1/conversations/{conversation_id}/messages": _ENVELOPE,
     "POST /v1/conversations/{conversation_id}/messages": _ENVELOPE,
-    "GET /v1/memory_stores": "the 200 schema documents a bare array, the view answers {data, next_page}",
-    "GET /v1/memory_stores/{store_id}/memories": (
-        "PUT on the collection route reaches the detail action `put` (DRF dispatches by method name): "
-        "TypeError, 500, instead of 405"
-    ),
 }
 
 # The schema endpoint is public and reads no table, so it is loaded once at
