@@ -123,6 +123,9 @@ if EMBEDDED:
                 "timeout": 20,
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
             },
+            # Tests use a file, not the in-memory default: live-server threads and
+            # worker subprocesses then get connections of their own, as in production.
+            "TEST": {"NAME": str(VAR_DIR / "test_memory.sqlite3")},
         }
     }
 else:

@@ -39,18 +39,27 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason=reason))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def _playwright():
-    # Playwright's sync API runs an event loop of its own; Django refuses ORM
-    # calls from a thread with a running loop unless told it is safe here.
+    # Playwright's sync API runs an event loop of its own in this thread; Django
+    # refuses ORM calls from a thread with a running loop unless told it is safe
+    # here. Module scope stops that loop when the browser flows are done, so the
+    # async tests that the same xdist worker runs later get a clean thread.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        yield playwright
+    try:
+        with sync_playwright() as playwright:
+            yield playwright
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(_playwright):
     executable = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
     browser = _playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
