@@ -200,6 +200,9 @@ SPECTACULAR_SETTINGS = {
     # The schema and its doc pages are public; every API route still needs a key.
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "SERVE_AUTHENTICATION": [],
+    # Two choice sets share the field name "role" (stored messages, temporary
+    # context messages): name the stored one so neither gets a hash suffix.
+    "ENUM_NAME_OVERRIDES": {"MessageRoleEnum": "conversations.models.Role"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "memory_project.openapi.add_error_responses",

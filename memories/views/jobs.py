@@ -7,6 +7,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from memories.models import MemoryJob, ScopeState
 from memories.selectors import jobs as selectors
 from memories.serializers.jobs import MemoryJobOutputSerializer, ScopeActionInputSerializer, ScopeStateOutputSerializer
 from memories.services import jobs as job_services
@@ -17,6 +18,7 @@ from memory_project.api import request_workspace
 
 class MemoryJobViewSet(viewsets.GenericViewSet):
     lookup_url_kwarg = "job_id"
+    queryset = MemoryJob.objects.none()  # for the schema generator only (path parameter types)
     serializer_class = MemoryJobOutputSerializer
 
     def list(self, request: Request) -> Response:
@@ -39,6 +41,7 @@ class MemoryJobViewSet(viewsets.GenericViewSet):
 
 
 class MemoryScopeViewSet(viewsets.GenericViewSet):
+    queryset = ScopeState.objects.none()  # for the schema generator only
     serializer_class = ScopeStateOutputSerializer
 
     def list(self, request: Request) -> Response:

@@ -27,6 +27,13 @@ from memories.serializers.stores import (
 Q = OpenApiParameter.QUERY
 
 
+def schema_for_generic_methods(schema: dict, *decorated: str) -> dict:
+    """The entries `@extend_schema_view` applies: the extra methods routed by
+    name (archive, execute...) carry their `extend_schema` directly, since
+    `extend_schema_view` only finds list/create/... and `@action`s."""
+    return {name: entry for name, entry in schema.items() if name not in decorated}
+
+
 def _param(name: str, kind=OpenApiTypes.STR, description: str = "", enum=None) -> OpenApiParameter:
     return OpenApiParameter(name, kind, Q, required=False, description=description, enum=enum)
 

@@ -27,7 +27,7 @@ from conversations.selectors import conversation_get_or_404
 from memories.models import MemoryStore
 from memories.selectors.stores import memory_store_exists
 from memories.tools import memory_tool_execute, tool_definitions
-from memories.views.store_schema import tool_schema
+from memories.views.store_schema import schema_for_generic_methods, tool_schema
 from memories.views.stores import MemoryStoreDialectMixin
 from memory_project.api import request_workspace
 from memory_project.errors import PermissionDeniedError, ValidationError
@@ -55,7 +55,7 @@ class _ToolFormatNegotiation(DefaultContentNegotiation):
     settings = APISettings(user_settings={"URL_FORMAT_OVERRIDE": None})
 
 
-@extend_schema_view(**tool_schema)
+@extend_schema_view(**schema_for_generic_methods(tool_schema, "execute"))
 class MemoryToolViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
     """The agent memory tools of one store: definitions and execution."""
 

@@ -27,7 +27,7 @@ from memories.serializers.stores import (
 )
 from memories.services import store_memories as memory_services
 from memories.services import stores as store_services
-from memories.views.store_schema import memory_schema, store_schema, version_schema
+from memories.views.store_schema import memory_schema, schema_for_generic_methods, store_schema, version_schema
 from memory_project.api import request_actor, request_workspace
 from memory_project.errors import ValidationError
 
@@ -48,7 +48,7 @@ class MemoryStoreDialectMixin:
         return serializer.validated_data
 
 
-@extend_schema_view(**store_schema)
+@extend_schema_view(**schema_for_generic_methods(store_schema, "archive"))
 class MemoryStoreViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
     """Memory stores: named containers of path-addressed memories (`memory_store`)."""
 
@@ -99,7 +99,7 @@ class MemoryStoreViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
         return Response(memory_store_deleted_wire(deleted))
 
 
-@extend_schema_view(**memory_schema)
+@extend_schema_view(**schema_for_generic_methods(memory_schema, "put_versioned"))
 class MemoryViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
     """A store's memories (`memory`, and `memory_prefix` roll-ups in lists)."""
 
@@ -174,7 +174,7 @@ class MemoryViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
         return Response(memory_deleted_wire(deleted))
 
 
-@extend_schema_view(**version_schema)
+@extend_schema_view(**schema_for_generic_methods(version_schema, "redact"))
 class MemoryVersionViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
     """A store's immutable memory versions (`memory_version`), newest first."""
 
