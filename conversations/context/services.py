@@ -126,7 +126,11 @@ def context_assemble(*, workspace, external_id: str, request: ContextRequest) ->
     scope_id = branch_scope_id(conversation.external_id, branch.name) if request.branch else None
     if request.include_memories:
         selection = memory_select(
-            workspace=workspace, scopes=visible_scopes(conversation=conversation, branch_scope_id=scope_id),
+            workspace=workspace,
+            scopes=visible_scopes(
+                conversation=conversation, branch_scope_id=scope_id,
+                main_branch_scope_id=None if request.branch else branch_scope_id(conversation.external_id, MAIN_BRANCH),
+            ),
             query=query, strategy=request.strategy, budget=request.memory_token_budget,
             semantic=_semantic(workspace, query),
         )
@@ -170,7 +174,7 @@ def context_assemble(*, workspace, external_id: str, request: ContextRequest) ->
             "budget": selection.budget,
             "tokens_used": selection.tokens_used,
             "candidates": selection.candidates,
-            "scopes": ["global", "branch", "floor"] if scope_id else ["global", "chat", "floor"],
+            "scopes": ["global", "branch", "floor"] if scope_id else ["global", "chat", "floor", "branch:main"],
             "scope_id": scope_id,
             "injected": [c.explain(with_content=True) for c in selection.injected],
             "omitted": [c.explain(with_content=False) for c in selection.omitted[:50]],

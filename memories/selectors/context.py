@@ -68,15 +68,21 @@ class Selection:
     candidates: int
 
 
-def visible_scopes(*, conversation, branch_scope_id: str | None) -> Q:
+def visible_scopes(*, conversation, branch_scope_id: str | None, main_branch_scope_id: str | None = None) -> Q:
     """With a branch: global + that branch + floors of this conversation;
-    without one (spec 003's older callers): global + chat + floors."""
+    without one (spec 003's older callers): global + chat + floors, plus the
+    main branch's memories when `main_branch_scope_id` is given: the pipeline
+    extracts into branch scopes, and a caller that names no branch reads the
+    main line of the conversation."""
     from conversations.models import Message
 
     floors = Q(scope=Scope.FLOOR, scope_id__in=Message.objects.filter(conversation=conversation).values("id"))
     if branch_scope_id is not None:
         return Q(scope=Scope.GLOBAL) | Q(scope=Scope.BRANCH, scope_id=branch_scope_id) | floors
-    return Q(scope=Scope.GLOBAL) | Q(scope=Scope.CHAT, scope_id=conversation.external_id) | floors
+    visible = Q(scope=Scope.GLOBAL) | Q(scope=Scope.CHAT, scope_id=conversation.external_id) | floors
+    if main_branch_scope_id is not None:
+        visible |= Q(scope=Scope.BRANCH, scope_id=main_branch_scope_id)
+    return visible
 
 
 def _recency(created_at: datetime, now: datetime) -> float:

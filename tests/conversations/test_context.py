@@ -94,14 +94,19 @@ def test_memories_answering_the_query_come_first_and_budget_is_explained(api, wo
     assert MemoryItem.objects.get(pk=cooking.pk).version == 1
 
 
-def test_without_branch_reads_chat_scope_not_branch(api, workspace):
+def test_without_branch_reads_chat_scope_and_the_main_line(api, workspace):
     _conversation(workspace, n=2)
-    branch_item = _mem(workspace, "branch memory about tea")
+    main_item = _mem(workspace, "main branch memory about tea")
+    fork_item = _mem(workspace, "fork memory about tea", scope_id=branch_scope_id("c1", "retry"))
     chat_item = _mem(workspace, "chat memory about tea", scope="chat", scope_id="c1")
     data = api.post(_url("c1"), {"query": "tea"}, format="json").json()["data"]
     ids = {m["id"] for m in data["memory"]["injected"]}
-    assert chat_item.pk in ids and branch_item.pk not in ids
-    assert data["memory"]["scopes"] == ["global", "chat", "floor"]
+    assert chat_item.pk in ids and main_item.pk in ids and fork_item.pk not in ids
+    assert data["memory"]["scopes"] == ["global", "chat", "floor", "branch:main"]
+    # Naming a branch reads that branch only: no chat-scope memories.
+    named = api.post(_url("c1"), {"query": "tea", "branch": "main"}, format="json").json()["data"]
+    named_ids = {m["id"] for m in named["memory"]["injected"]}
+    assert main_item.pk in named_ids and chat_item.pk not in named_ids
 
 
 def test_dual_summary_puts_latest_macro_then_later_micros_first(api, workspace):
