@@ -147,62 +147,94 @@ def list_branches(*, conversation_id: str) -> Call:
 
 
 def get_context(*, conversation_id: str, **body: Any) -> Call:
-    """Context assembly (`POST .../context`): memories chosen under a token budget."""
+    """Context assembly (`POST .../context`): history plus memories chosen under a
+    token budget. Only reads, so a retry is safe."""
     return Call("POST", f"conversations/{seg(conversation_id)}/context", json=body, retry=True)
 
 
 def get_resources(*, conversation_id: str) -> Call:
+    """`{"conversation_id", "resources": [...]}`: the memory stores attached to it."""
     return Call("GET", f"conversations/{seg(conversation_id)}/resources")
 
 
-def set_resources(*, conversation_id: str, resources: list[dict[str, Any]]) -> Call:
-    return Call("PUT", f"conversations/{seg(conversation_id)}/resources", json={"resources": resources})
+def set_resources(
+    *, conversation_id: str, resources: list[dict[str, Any]] | None = None, memory_store_ids: list[str] | None = None
+) -> Call:
+    """Replaces the attached stores: full `resources` entries, or the shorthand
+    `memory_store_ids` (each attached read-write). A replacement, so a retry is safe."""
+    body = {"memory_store_ids": memory_store_ids} if memory_store_ids is not None else {"resources": resources or []}
+    return Call("PUT", f"conversations/{seg(conversation_id)}/resources", json=body)
 
 
 # --- Memory items, edges, jobs, scopes (spec 003) --------------------------------
+# Lists are offset pages (`meta.total/limit/offset`); see `Page.next_offset`.
+# PATCH bodies set absolute values (a repeat changes nothing more), so they are
+# retried; POSTs that add a version or queue work again (restore, job retry,
+# rebuild, compact) are not.
 
 
 def list_memories(**params: Any) -> Call:
+    """Filters: scope, scope_id, type, status, lifecycle_status, fact_key, q,
+    importance_min ..., sort_by, sort_order, limit, offset."""
     return Call("GET", "memories", params=params, parse=_page)
 
 
-def create_memory(**body: Any) -> Call:
-    return Call("POST", "memories", json=body)
+def create_memory(*, scope: str, type: str, content: Any, **fields: Any) -> Call:
+    return Call("POST", "memories", json={"scope": scope, "type": type, "content": content, **fields})
 
 
 def get_memory(*, memory_id: str) -> Call:
     return Call("GET", f"memories/{seg(memory_id)}")
 
 
-def update_memory(*, memory_id: str, **body: Any) -> Call:
-    return Call("PATCH", f"memories/{seg(memory_id)}", json=body, retry=True)
+def update_memory(*, memory_id: str, **changes: Any) -> Call:
+    """Changes plus optional `expected_version` / `expected_content_sha256`
+    (409 `memory_precondition_failed` when stale)."""
+    return Call("PATCH", f"memories/{seg(memory_id)}", json=changes, retry=True)
 
 
 def delete_memory(*, memory_id: str) -> Call:
-    return Call("DELETE", f"memories/{seg(memory_id)}", parse=body_of)
+    """`{"id", "deleted": True}`."""
+    return Call("DELETE", f"memories/{seg(memory_id)}")
 
 
 def memory_stats(**params: Any) -> Call:
+    """Totals over the same filters as `list_memories`."""
     return Call("GET", "memories/stats", params=params)
 
 
-def batch_update_memory_status(*, ids: list[str], **body: Any) -> Call:
-    return Call("PATCH", "memories/batch/status", json={"ids": ids, **body}, parse=body_of, retry=True)
+def batch_update_memory_status(*, ids: list[str], status: str) -> Call:
+    """`{"results": [{"id", "result", "changed"?}], "meta": {counts}}`."""
+    return Call("PATCH", "memories/batch/status", json={"ids": ids, "status": status}, retry=True)
 
 
-def batch_delete_memories(*, ids: list[str], **body: Any) -> Call:
-    return Call("POST", "memories/batch/delete", json={"ids": ids, **body}, parse=body_of, retry=True)
+def batch_delete_memories(*, ids: list[str]) -> Call:
+    """`{"results": [{"id", "result"}], "meta": {counts}}`. Deleting twice removes
+    nothing more (a repeat reports the ids `not_found`), so it is retried."""
+    return Call("POST", "memories/batch/delete", json={"ids": ids}, retry=True)
 
 
 def list_memory_versions(*, memory_id: str, **params: Any) -> Call:
     return Call("GET", f"memories/{seg(memory_id)}/versions", params=params, parse=_page)
 
 
-def restore_memory(*, memory_id: str, **body: Any) -> Call:
-    return Call("POST", f"memories/{seg(memory_id)}/restore", json=body)
+def get_memory_version(*, memory_id: str, version_id: str) -> Call:
+    return Call("GET", f"memories/{seg(memory_id)}/versions/{seg(version_id)}")
+
+
+def redact_memory_version(*, memory_id: str, version_id: str) -> Call:
+    """Erases the version's content (idempotent: a redacted version stays redacted)."""
+    return Call("POST", f"memories/{seg(memory_id)}/versions/{seg(version_id)}/redact", retry=True)
+
+
+def restore_memory(*, memory_id: str, version_id: str) -> Call:
+    """Writes the version's content back as a new version: not retried, since a
+    repeat would add another."""
+    return Call("POST", f"memories/{seg(memory_id)}/restore", json={"version_id": version_id}, retry=False)
 
 
 def list_edges(**params: Any) -> Call:
+    """Filters: from_id, to_id, relation, sort_order, limit, offset."""
     return Call("GET", "memory_edges", params=params, parse=_page)
 
 
@@ -214,15 +246,17 @@ def get_edge(*, edge_id: str) -> Call:
     return Call("GET", f"memory_edges/{seg(edge_id)}")
 
 
-def update_edge(*, edge_id: str, **body: Any) -> Call:
-    return Call("PATCH", f"memory_edges/{seg(edge_id)}", json=body, retry=True)
+def update_edge(*, edge_id: str, relation: str) -> Call:
+    return Call("PATCH", f"memory_edges/{seg(edge_id)}", json={"relation": relation}, retry=True)
 
 
 def delete_edge(*, edge_id: str) -> Call:
-    return Call("DELETE", f"memory_edges/{seg(edge_id)}", parse=body_of)
+    """`{"id", "deleted": True}`."""
+    return Call("DELETE", f"memory_edges/{seg(edge_id)}")
 
 
 def list_jobs(**params: Any) -> Call:
+    """Filters: scope, scope_id, status, kind, limit, offset (newest first)."""
     return Call("GET", "memory_jobs", params=params, parse=_page)
 
 
@@ -231,23 +265,30 @@ def get_job(*, job_id: str) -> Call:
 
 
 def retry_job(*, job_id: str) -> Call:
-    return Call("POST", f"memory_jobs/{seg(job_id)}/retry", retry=True)
+    """A failed or cancelled job goes back to pending. Not retried: a repeat could
+    run the job a second time once the first retry has failed again."""
+    return Call("POST", f"memory_jobs/{seg(job_id)}/retry", retry=False)
 
 
 def cancel_job(*, job_id: str) -> Call:
+    """Cancels a pending job, or asks a running one to stop. A repeat asks for the
+    same end state, so it is retried (it may answer 409 once cancelled)."""
     return Call("POST", f"memory_jobs/{seg(job_id)}/cancel", retry=True)
 
 
 def list_scopes(**params: Any) -> Call:
+    """Scope states; filters: scope, scope_id, dirty, limit, offset."""
     return Call("GET", "memory_scopes", params=params, parse=_page)
 
 
-def rebuild_scope(**body: Any) -> Call:
-    return Call("POST", "memory_scopes/rebuild", json=body)
+def rebuild_scope(*, scope: str, scope_id: str) -> Call:
+    """Queues a rebuild of a branch scope; returns the (pending) job."""
+    return Call("POST", "memory_scopes/rebuild", json={"scope": scope, "scope_id": scope_id}, retry=False)
 
 
-def compact_scope(**body: Any) -> Call:
-    return Call("POST", "memory_scopes/compact", json=body)
+def compact_scope(*, scope: str, scope_id: str = "") -> Call:
+    """Queues a compaction of the scope's micro summaries; returns the job."""
+    return Call("POST", "memory_scopes/compact", json={"scope": scope, "scope_id": scope_id}, retry=False)
 
 
 # --- Memory stores, memories, versions, tools (specs 001 / 004) ------------------
@@ -336,12 +377,24 @@ def redact_store_memory_version(*, store_id: str, version_id: str) -> Call:
                 retry=True)
 
 
-def list_store_tools(*, store_id: str) -> Call:
-    return Call("GET", f"memory_stores/{seg(store_id)}/tools", parse=body_of)
+def list_store_tools(*, store_id: str, format: str | None = None, conversation_id: str | None = None) -> Call:
+    """`{"format", "memory_store_id", "data": [tool definitions]}`; `format` is
+    `anthropic` (default), `openai` or `openai_responses`. With a conversation
+    the store must be attached to it (read-only attachments list the read tools)."""
+    return Call("GET", f"memory_stores/{seg(store_id)}/tools",
+                params={"format": format, "conversation_id": conversation_id}, parse=body_of)
 
 
-def call_store_tool(*, store_id: str, name: str, input: dict[str, Any]) -> Call:
-    return Call("POST", f"memory_stores/{seg(store_id)}/tools/{seg(name)}", json=input, parse=body_of)
+def call_store_tool(
+    *, store_id: str, name: str, input: dict[str, Any] | None = None, conversation_id: str | None = None
+) -> Call:
+    """Runs one memory tool: `{"type": "tool_result", "tool_name", "is_error",
+    "content", "output", "error"?}`. A mistake the model can fix is an
+    `is_error` result, not an exception. Not retried: write tools are not idempotent."""
+    body: dict[str, Any] = {"input": {} if input is None else input}
+    if conversation_id is not None:
+        body["conversation_id"] = conversation_id
+    return Call("POST", f"memory_stores/{seg(store_id)}/tools/{seg(name)}", json=body, parse=body_of)
 
 
 PUBLIC = [name for name, value in list(globals().items()) if callable(value) and not name.startswith("_")

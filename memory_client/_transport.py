@@ -96,13 +96,24 @@ class RetryPolicy:
         return min(self.backoff * (2**attempt), MAX_BACKOFF_SECONDS) * (0.5 + random.random() / 2)
 
 
+def _is_quota_error(response: httpx.Response) -> bool:
+    try:
+        body = response.json()
+    except ValueError:
+        return False
+    error = body.get("error") if isinstance(body, dict) else None
+    return isinstance(error, dict) and error.get("type") == "quota_exceeded_error"
+
+
 def _should_retry(call: Call, attempt: int, policy: RetryPolicy, response: httpx.Response | None) -> bool:
     if attempt >= policy.max_retries:
         return False
     if response is not None and response.headers.get("x-should-retry") == "false":
         return False
     if response is not None and response.status_code == 429:
-        return True  # refused before any work was done
+        # A rate limit refuses before any work is done, so any call may wait and
+        # try again; a quota stays exceeded however long one waits.
+        return not _is_quota_error(response)
     return call.retryable()
 
 

@@ -20,6 +20,15 @@ from memory_client import formats
 from memory_client._transport import Call, RetryPolicy, run_async, run_sync
 from memory_client.types import Message
 
+# The offset-paged lists (spec 003) and the parameters their factories take.
+OFFSET_LISTS = {
+    "iter_memories": ops.list_memories,
+    "iter_memory_versions": ops.list_memory_versions,
+    "iter_edges": ops.list_edges,
+    "iter_jobs": ops.list_jobs,
+    "iter_scopes": ops.list_scopes,
+}
+
 DEFAULT_TIMEOUT = 30.0
 USER_AGENT = "memory-client/0.1"
 
@@ -173,6 +182,15 @@ class MemoryClient(_Shared):
                 return
             page_token = page.next_cursor
 
+    def _iter_offset(self, factory: Callable[..., Call], page_size: int, **params: Any) -> Iterator[dict[str, Any]]:
+        offset = params.pop("offset", None)
+        while True:
+            page = self._run(factory(limit=page_size, offset=offset, **params))
+            yield from page.data
+            if page.next_offset is None:
+                return
+            offset = page.next_offset
+
     def anthropic_memory_tool(self, store_id: str, **kwargs: Any):
         """An `anthropic` `BetaAbstractMemoryTool` (`memory_20250818`) backed by a memory store."""
         from memory_client.adapters.anthropic_memory import MemoryStoreMemoryTool
@@ -232,12 +250,40 @@ class AsyncMemoryClient(_Shared):
                 return
             page_token = page.next_cursor
 
+    async def _iter_offset(
+        self, factory: Callable[..., Call], page_size: int, **params: Any
+    ) -> AsyncIterator[dict[str, Any]]:
+        offset = params.pop("offset", None)
+        while True:
+            page = await self._run(factory(limit=page_size, offset=offset, **params))
+            for item in page.data:
+                yield item
+            if page.next_offset is None:
+                return
+            offset = page.next_offset
+
     def anthropic_memory_tool(self, store_id: str, **kwargs: Any):
         """An `anthropic` `BetaAsyncAbstractMemoryTool` backed by a memory store."""
         from memory_client.adapters.anthropic_memory import AsyncMemoryStoreMemoryTool
 
         return AsyncMemoryStoreMemoryTool(self, store_id, **kwargs)
 
+
+def _offset_iterator(name: str, factory: Callable[..., Call]) -> Callable[..., Any]:
+    """`iter_<list>(page_size=100, **filters)`: every row of an offset-paged list,
+    following `meta.total/limit/offset`."""
+
+    def method(self, *, page_size: int = 100, **params: Any):
+        return self._iter_offset(factory, page_size, **params)
+
+    method.__name__ = name
+    method.__doc__ = f"Every row of `{factory.__name__}`, page by page (offset pagination)."
+    return method
+
+
+for _name, _factory in OFFSET_LISTS.items():
+    setattr(MemoryClient, _name, _offset_iterator(_name, _factory))
+    setattr(AsyncMemoryClient, _name, _offset_iterator(_name, _factory))
 
 for _name in ops.PUBLIC:
     _factory = getattr(ops, _name)

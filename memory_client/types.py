@@ -78,3 +78,16 @@ class Page:
     data: list[Any]
     next_cursor: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int | None:
+        """Offset pages (`meta.total/limit/offset`): how many match in all."""
+        return self.meta.get("total")
+
+    @property
+    def next_offset(self) -> int | None:
+        """The `offset` of the next offset page, or None after the last one."""
+        if "total" not in self.meta or not self.data:
+            return None
+        following = int(self.meta.get("offset") or 0) + len(self.data)
+        return following if following < int(self.meta["total"]) else None
