@@ -16,17 +16,14 @@ server. Run: `.venv/bin/python bench/memories.py`.
 
 from __future__ import annotations
 
-import os
 import random
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _setup import prepare_database  # noqa: E402
 
 MEMORIES = 100_000
 INSERT_BATCH = 2_000
@@ -34,29 +31,7 @@ SAMPLES = 15
 WRITES = 1_000
 
 
-def _prepare_database() -> None:
-    os.environ.setdefault("MEMORY_VAR_DIR", str(Path(tempfile.gettempdir()) / "memory-bench"))
-    Path(os.environ["MEMORY_VAR_DIR"]).mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_project.settings")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    if os.environ.get("DATABASE_URL"):
-        parts = urlsplit(os.environ["DATABASE_URL"])
-        admin_url = urlunsplit(parts._replace(path="/postgres"))
-        os.environ["DATABASE_URL"] = urlunsplit(parts._replace(path="/bench_memories"))
-        os.environ.setdefault("SECRET_KEY", "bench-only-secret")
-        import psycopg
-
-        with psycopg.connect(admin_url, autocommit=True) as conn:
-            conn.execute("DROP DATABASE IF EXISTS bench_memories WITH (FORCE)")
-            conn.execute("CREATE DATABASE bench_memories")
-    else:
-        path = Path(os.environ["MEMORY_VAR_DIR"]) / "bench_memories.sqlite3"
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
-        os.environ["SQLITE_PATH"] = str(path)
-
-
-_prepare_database()
+prepare_database("memories")
 
 import django  # noqa: E402
 
