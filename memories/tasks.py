@@ -35,9 +35,12 @@ class MemoryJobTask(Task):
     retry_backoff_max=60,
     retry_jitter=True,
     max_retries=5,
+    bind=True,
 )
-def process_memory_job_task(job_id: str) -> None:
-    memory_job_execute(job_id=job_id)
+def process_memory_job_task(self: Task, job_id: str, redispatch: bool = False) -> None:
+    # A retry of a re-dispatch may find the job `running` from its own first
+    # try: only the first try is limited to a still-pending job.
+    memory_job_execute(job_id=job_id, redispatch=redispatch and not self.request.retries)
 
 
 @shared_task(acks_late=True)

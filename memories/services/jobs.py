@@ -8,6 +8,13 @@
 A running job may also go back to `pending` (a worker died: maintenance
 requeues it). Every transition goes through `_transition`, which refuses the
 rest with a 409.
+
+A pending job's broker message can be lost (the broker was down when the
+transaction committed, or restarted without persistence). Nothing in the
+database tells a lost message from a slow queue, so a job left pending for
+`PENDING_REDISPATCH_AFTER` is dispatched again, by maintenance and by the next
+enqueue that finds it. For a pending job `updated_at` is the time of its last
+dispatch: nothing else writes a pending row.
 """
 
 from __future__ import annotations
@@ -34,6 +41,12 @@ ALLOWED: dict[str, frozenset[str]] = {
 }
 FINISHED = frozenset({JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED})
 MAX_ERROR_CHARS = 4000
+# A dispatched job normally starts within seconds; even behind a backlog of LLM
+# work (one job per worker process at a time) ten minutes of waiting is rare.
+# Past that the message is taken as lost and sent again: a spare message costs
+# nothing, since a re-dispatch only starts a job that is still pending (see
+# `memory_job_start`), while a lost one would leave the scope stuck for good.
+PENDING_REDISPATCH_AFTER = timedelta(minutes=10)
 
 
 class JobCancelled(Exception):
@@ -57,11 +70,26 @@ def lock_memory_job(*, job_id: str, workspace=None) -> MemoryJob:
     return job
 
 
-def dispatch_on_commit(job_id: str) -> None:
-    """Queue the job's task once the surrounding transaction commits."""
+def dispatch_on_commit(job_id: str, *, redispatch: bool = False) -> None:
+    """Queue the job's task once the surrounding transaction commits.
+    `redispatch` marks a message sent again for a pending job whose first one
+    may be lost: it runs the job only if it is still pending."""
     from memories.tasks import process_memory_job_task
 
-    transaction.on_commit(lambda: process_memory_job_task.delay(job_id))
+    if redispatch:
+        transaction.on_commit(lambda: process_memory_job_task.delay(job_id, redispatch=True))
+    else:
+        transaction.on_commit(lambda: process_memory_job_task.delay(job_id))
+
+
+def _claim_redispatch(job_id: str, *, cutoff) -> bool:
+    """Move a pending job's dispatch time to now if it is still before `cutoff`.
+    A compare-and-set, so that of two concurrent callers only one sends a message."""
+    return bool(
+        MemoryJob.objects.filter(pk=job_id, status=JobStatus.PENDING, updated_at__lt=cutoff).update(
+            updated_at=timezone.now()
+        )
+    )
 
 
 def memory_job_enqueue(
@@ -69,11 +97,15 @@ def memory_job_enqueue(
 ) -> tuple[MemoryJob, bool]:
     """The pending job of this kind for this scope, created if there is none
     (a partial unique index allows one), dispatched after commit when created.
-    Returns (job, created)."""
+    An existing job last dispatched more than `PENDING_REDISPATCH_AFTER` ago is
+    dispatched again (its message may be lost). Returns (job, created)."""
     filters = {"workspace": workspace, "kind": kind, "scope": scope, "scope_id": scope_id, "status": JobStatus.PENDING}
     with transaction.atomic():
         existing = MemoryJob.objects.filter(**filters).first()
         if existing is not None:
+            if _claim_redispatch(existing.pk, cutoff=timezone.now() - PENDING_REDISPATCH_AFTER):
+                logger.info("memory job %s pending since %s: dispatched again", existing.pk, existing.updated_at)
+                dispatch_on_commit(existing.pk, redispatch=True)
             return existing, False
         try:
             with transaction.atomic():
@@ -131,16 +163,21 @@ def memory_job_cancel(*, workspace, job_id: str) -> MemoryJob:
     return job
 
 
-def memory_job_start(*, job_id: str) -> MemoryJob | None:
+def memory_job_start(*, job_id: str, redispatch: bool = False) -> MemoryJob | None:
     """Claim the job for this worker: pending -> running, attempts + 1.
 
     A job already `running` is a redelivery after a worker died (acks_late):
     it is claimed again, and the work resumes from the scope's last committed
-    checkpoint. Returns None when there is nothing to do (gone or finished).
-    A job past `max_attempts` fails instead of looping forever."""
+    checkpoint. A `redispatch` message only ever starts a pending job: if the
+    job is running, the message it stood in for was not lost after all and a
+    worker has it. Returns None when there is nothing to do (gone, finished,
+    or a re-dispatch that found the job taken). A job past `max_attempts`
+    fails instead of looping forever."""
     with transaction.atomic():
         job = MemoryJob.objects.select_for_update().filter(pk=job_id).first()
         if job is None or job.status in FINISHED:
+            return None
+        if redispatch and job.status != JobStatus.PENDING:
             return None
         if job.status == JobStatus.PENDING:
             _transition(job, JobStatus.RUNNING)
@@ -255,3 +292,28 @@ def memory_jobs_requeue_stale(*, older_than: timedelta) -> int:
                 job.save(update_fields=["status", "error", "finished_at", "updated_at"])
             handled += 1
     return handled
+
+
+def memory_jobs_redispatch_pending(*, older_than: timedelta = PENDING_REDISPATCH_AFTER) -> int:
+    """Dispatch again the pending jobs last dispatched before `older_than` ago:
+    their broker message was probably lost. Maintenance jobs are left out (the
+    running one is this sweep; a pending one is dispatched again by the next
+    beat's enqueue). Returns how many were dispatched."""
+    cutoff = timezone.now() - older_than
+    pending_ids = list(
+        MemoryJob.objects.filter(status=JobStatus.PENDING, updated_at__lt=cutoff)
+        .exclude(kind=JobKind.MAINTENANCE)
+        .order_by("updated_at")
+        .values_list("pk", flat=True)[:500]
+    )
+    dispatched = 0
+    for job_id in pending_ids:
+        # One commit per job: each message goes out as soon as its job's new
+        # dispatch time is stored, and a failure midway keeps those sent.
+        with transaction.atomic():
+            if _claim_redispatch(job_id, cutoff=cutoff):
+                dispatch_on_commit(job_id, redispatch=True)
+                dispatched += 1
+    if dispatched:
+        logger.warning("dispatched %d pending memory jobs again (their messages were probably lost)", dispatched)
+    return dispatched

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import os
 import signal
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from conversations.models import Message
 from memories.models import MemoryItem, MemoryJob, MemoryVersion
+from memories.services.jobs import PENDING_REDISPATCH_AFTER
 from tests.reliability import faults
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -99,18 +102,11 @@ def private_redis():
 
 
 @pytest.mark.celery_worker
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a pending job whose broker message was lost is never dispatched again: maintenance only requeues "
-        "stale *running* jobs (memory_jobs_requeue_stale), and memory_job_enqueue returns the existing pending "
-        "job without dispatching it, so the scope's extraction is stuck for good"
-    ),
-)
 @pytest.mark.parametrize("fault", ["broker_down_during_append", "broker_restarted_with_job_queued"])
 def test_lost_dispatch_is_recovered_by_maintenance(api, settings, private_redis, fault):
     """The append succeeds whatever the broker does; the extraction it made due
-    still runs once the broker is back (maintenance re-queues what was lost)."""
+    still runs once the broker is back (maintenance dispatches again a job left
+    pending too long)."""
     settings.MEMORY_EXTRACT_MIN_FLOORS = 3
     scope_filter = {"kind": "extract", "scope": "branch"}
     with faults.celery_broker(private_redis.url):
@@ -130,6 +126,10 @@ def test_lost_dispatch_is_recovered_by_maintenance(api, settings, private_redis,
         job = MemoryJob.objects.get(**scope_filter)
         assert job.status == "pending"
         assert Message.objects.filter(conversation__external_id="faulty").count() == 3
+        # Time passes: the job has waited long enough for its message to count as lost.
+        MemoryJob.objects.filter(pk=job.pk).update(
+            updated_at=timezone.now() - PENDING_REDISPATCH_AFTER - timedelta(seconds=1)
+        )
 
         env = {
             **os.environ,

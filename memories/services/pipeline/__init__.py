@@ -17,10 +17,11 @@ from memories.services.jobs import JobCancelled, memory_job_fail, memory_job_sta
 logger = logging.getLogger(__name__)
 
 
-def memory_job_execute(*, job_id: str) -> None:
-    """Run one job to its end. Gone or finished jobs are skipped quietly; a
-    provider failure marks the job failed with its error; anything else is
-    raised for the task's retry policy and failure hook."""
+def memory_job_execute(*, job_id: str, redispatch: bool = False) -> None:
+    """Run one job to its end. Gone or finished jobs, and re-dispatched ones
+    that are no longer pending, are skipped quietly; a provider failure marks
+    the job failed with its error; anything else is raised for the task's
+    retry policy and failure hook."""
     from memories.services.pipeline.compact import compact_run
     from memories.services.pipeline.extract import extract_run, rebuild_run
     from memories.services.pipeline.maintenance import maintenance_run
@@ -31,7 +32,7 @@ def memory_job_execute(*, job_id: str) -> None:
         JobKind.COMPACT: compact_run,
         JobKind.MAINTENANCE: maintenance_run,
     }
-    job = memory_job_start(job_id=job_id)
+    job = memory_job_start(job_id=job_id, redispatch=redispatch)
     if job is None:
         return
     try:

@@ -12,7 +12,13 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from memories.models import JobKind, MemoryItem, MemoryJob, ScopeState
-from memories.services.jobs import memory_job_checkpoint, memory_job_enqueue, memory_jobs_requeue_stale
+from memories.services.jobs import (
+    PENDING_REDISPATCH_AFTER,
+    memory_job_checkpoint,
+    memory_job_enqueue,
+    memory_jobs_redispatch_pending,
+    memory_jobs_requeue_stale,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +101,8 @@ def maintenance_run(job: MemoryJob) -> dict:
 
     now = timezone.now()
     result: dict[str, int] = {"requeued": memory_jobs_requeue_stale(older_than=STALE_RUNNING_AFTER)}
+    memory_job_checkpoint(job=job)
+    result["redispatched"] = memory_jobs_redispatch_pending(older_than=PENDING_REDISPATCH_AFTER)
     memory_job_checkpoint(job=job)
     result["compact_queued"], result["extract_queued"] = _enqueue_due(now)
     memory_job_checkpoint(job=job)
