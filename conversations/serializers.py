@@ -13,6 +13,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from conversations.models import MAIN_BRANCH, Branch, Conversation, Message, Role
+from memory_project.fields import StrictCharField
 
 
 def epoch_ms(value: datetime | None) -> int | None:
@@ -39,8 +40,8 @@ class StrictIntegerField(serializers.IntegerField):
 class _PagingInputSerializer(serializers.Serializer):
     limit = StrictIntegerField(required=False, default=20, min_value=1, max_value=100)
     order = serializers.ChoiceField(choices=["asc", "desc"], required=False)
-    after = serializers.CharField(required=False, max_length=512)
-    before = serializers.CharField(required=False, max_length=512)
+    after = StrictCharField(required=False, max_length=512)
+    before = StrictCharField(required=False, max_length=512)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if attrs.get("after") and attrs.get("before"):
@@ -49,21 +50,21 @@ class _PagingInputSerializer(serializers.Serializer):
 
 
 class MessageListInputSerializer(_PagingInputSerializer):
-    branch = serializers.CharField(required=False, default=MAIN_BRANCH, max_length=128)
+    branch = StrictCharField(required=False, default=MAIN_BRANCH, max_length=128)
     format = serializers.ChoiceField(choices=["anthropic", "openai"], required=False)
 
 
 class ConversationListInputSerializer(_PagingInputSerializer):
-    user_id = serializers.CharField(required=False, max_length=256)
-    source = serializers.CharField(required=False, max_length=40)
+    user_id = StrictCharField(required=False, max_length=256)
+    source = StrictCharField(required=False, max_length=40)
 
 
 class MessageAppendInputSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=Role.choices)
     content = AnyJSONField()
     metadata = serializers.DictField(required=False, allow_empty=True)
-    user_id = serializers.CharField(required=False, allow_null=True, max_length=256)
-    branch = serializers.CharField(required=False, default=MAIN_BRANCH, max_length=128)
+    user_id = StrictCharField(required=False, allow_null=True, max_length=256)
+    branch = StrictCharField(required=False, default=MAIN_BRANCH, max_length=128)
 
 
 class MessageUpdateInputSerializer(serializers.Serializer):
@@ -77,14 +78,14 @@ class MessageUpdateInputSerializer(serializers.Serializer):
 
 
 class ConversationCreateInputSerializer(serializers.Serializer):
-    conversation_id = serializers.CharField(trim_whitespace=False, max_length=256)
-    user_id = serializers.CharField(required=False, allow_null=True, max_length=256)
+    conversation_id = StrictCharField(trim_whitespace=False, max_length=256)
+    user_id = StrictCharField(required=False, allow_null=True, max_length=256)
     metadata = serializers.DictField(required=False, allow_empty=True)
 
 
 class ConversationUpdateInputSerializer(serializers.Serializer):
     metadata = serializers.DictField(required=False, allow_empty=True)
-    user_id = serializers.CharField(required=False, allow_null=True, max_length=256)
+    user_id = StrictCharField(required=False, allow_null=True, max_length=256)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not attrs:
@@ -93,8 +94,8 @@ class ConversationUpdateInputSerializer(serializers.Serializer):
 
 
 class BranchCreateInputSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=128, trim_whitespace=False)
-    from_message_id = serializers.CharField(max_length=64)
+    name = StrictCharField(max_length=128, trim_whitespace=False)
+    from_message_id = StrictCharField(max_length=64)
 
 
 # --- Outputs --------------------------------------------------------------------
@@ -103,7 +104,7 @@ class BranchCreateInputSerializer(serializers.Serializer):
 class ConversationOutputSerializer(serializers.ModelSerializer):
     conversation_id = serializers.CharField(source="external_id")
     created_at = EpochMsField()
-    last_message_at = EpochMsField()
+    last_message_at = EpochMsField(allow_null=True)  # null until the first message
 
     class Meta:
         model = Conversation
@@ -118,7 +119,7 @@ class MessageOutputSerializer(serializers.ModelSerializer):
     conversation_id = serializers.SerializerMethodField()
     branch = serializers.SerializerMethodField()
     created_at = EpochMsField()
-    updated_at = EpochMsField()
+    updated_at = EpochMsField(allow_null=True)  # null until the message is edited
 
     class Meta:
         model = Message

@@ -18,6 +18,15 @@ from rest_framework.viewsets import GenericViewSet
 
 from conversations import formats, selectors, services
 from conversations.models import Branch, Conversation, Message
+from conversations.schema import (
+    BranchEnvelope,
+    BranchList,
+    ConversationCleared,
+    ConversationEnvelope,
+    ConversationPage,
+    MessageEnvelope,
+    MessagePage,
+)
 from conversations.serializers import (
     BranchCreateInputSerializer,
     BranchOutputSerializer,
@@ -71,6 +80,8 @@ class ConversationScopedViewSet(GenericViewSet):
 
 
 def _input(serializer_class: type, data: Any) -> dict[str, Any]:
+    """Query strings come as `query_params.dict()`: DRF drops a present-but-empty
+    optional value of a QueryDict (`?user_id=`) as if absent, where it is a 400."""
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
@@ -85,9 +96,9 @@ class ConversationViewSet(ConversationScopedViewSet):
     queryset = Conversation.objects.none()  # for the schema; reads go through selectors
     serializer_class = ConversationOutputSerializer
 
-    @extend_schema(parameters=[ConversationListInputSerializer])
+    @extend_schema(parameters=[ConversationListInputSerializer], responses=ConversationPage)
     def list(self, request: Request) -> Response:
-        params = _input(ConversationListInputSerializer, request.query_params)
+        params = _input(ConversationListInputSerializer, request.query_params.dict())
         filters = {key: params[key] for key in ("user_id", "source") if key in params}
         page = selectors.conversation_list(
             workspace=request_workspace(request),
@@ -104,7 +115,7 @@ class ConversationViewSet(ConversationScopedViewSet):
             }
         )
 
-    @extend_schema(request=ConversationCreateInputSerializer)
+    @extend_schema(request=ConversationCreateInputSerializer, responses={201: ConversationEnvelope})
     def create(self, request: Request) -> Response:
         params = _input(ConversationCreateInputSerializer, request.data)
         conversation = services.conversation_create(
@@ -115,13 +126,14 @@ class ConversationViewSet(ConversationScopedViewSet):
         )
         return Response({"data": ConversationOutputSerializer(conversation).data}, status=status.HTTP_201_CREATED)
 
+    @extend_schema(responses=ConversationEnvelope)
     def retrieve(self, request: Request, conversation_id: str) -> Response:
         conversation = selectors.conversation_get_or_404(
             workspace=request_workspace(request), external_id=conversation_id
         )
         return Response({"data": ConversationOutputSerializer(conversation).data})
 
-    @extend_schema(request=ConversationUpdateInputSerializer)
+    @extend_schema(request=ConversationUpdateInputSerializer, responses=ConversationEnvelope)
     def partial_update(self, request: Request, conversation_id: str) -> Response:
         params = _input(ConversationUpdateInputSerializer, request.data)
         conversation = services.conversation_update(
@@ -148,9 +160,9 @@ class MessageViewSet(ConversationScopedViewSet):
     serializer_class = MessageOutputSerializer
     content_negotiation_class = _MessageFormatNegotiation
 
-    @extend_schema(parameters=[MessageListInputSerializer])
+    @extend_schema(parameters=[MessageListInputSerializer], responses=MessagePage)
     def list(self, request: Request, conversation_id: str) -> Response:
-        params = _input(MessageListInputSerializer, request.query_params)
+        params = _input(MessageListInputSerializer, request.query_params.dict())
         page = selectors.message_page(
             workspace=request_workspace(request),
             external_id=conversation_id,
@@ -172,6 +184,8 @@ class MessageViewSet(ConversationScopedViewSet):
     @extend_schema(
         request=MessageAppendInputSerializer,
         parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=False)],
+        # 200: a replay of an earlier append with the same Idempotency-Key.
+        responses={201: MessageEnvelope, 200: MessageEnvelope},
     )
     def create(self, request: Request, conversation_id: str) -> Response:
         params = _input(MessageAppendInputSerializer, request.data)
@@ -193,14 +207,14 @@ class MessageViewSet(ConversationScopedViewSet):
             return Response({"data": body}, status=status.HTTP_201_CREATED)
         return Response({"data": body}, status=status.HTTP_200_OK, headers={"Idempotent-Replayed": "true"})
 
-    @extend_schema(operation_id="conversations_messages_clear")
+    @extend_schema(operation_id="conversations_messages_clear", responses=ConversationCleared)
     def clear(self, request: Request, conversation_id: str) -> Response:
         workspace = request_workspace(request)
         deleted = services.messages_clear(workspace=workspace, external_id=conversation_id)
         conversation = selectors.conversation_get_or_404(workspace=workspace, external_id=conversation_id)
         return Response({"data": ConversationOutputSerializer(conversation).data, "meta": {"deleted_count": deleted}})
 
-    @extend_schema(request=MessageUpdateInputSerializer)
+    @extend_schema(request=MessageUpdateInputSerializer, responses=MessageEnvelope)
     def partial_update(self, request: Request, conversation_id: str, message_id: str) -> Response:
         params = _input(MessageUpdateInputSerializer, request.data)
         message = services.message_update(
@@ -221,6 +235,7 @@ class BranchViewSet(ConversationScopedViewSet):
     queryset = Branch.objects.none()
     serializer_class = BranchOutputSerializer
 
+    @extend_schema(responses=BranchList)
     def list(self, request: Request, conversation_id: str) -> Response:
         conversation = selectors.conversation_get_or_404(
             workspace=request_workspace(request), external_id=conversation_id
@@ -228,7 +243,7 @@ class BranchViewSet(ConversationScopedViewSet):
         branches = selectors.branch_list(conversation=conversation)
         return Response({"data": BranchOutputSerializer(branches, many=True).data})
 
-    @extend_schema(request=BranchCreateInputSerializer)
+    @extend_schema(request=BranchCreateInputSerializer, responses={201: BranchEnvelope})
     def create(self, request: Request, conversation_id: str) -> Response:
         params = _input(BranchCreateInputSerializer, request.data)
         branch = services.branch_create(

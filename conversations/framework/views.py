@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_view
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from conversations.framework import selectors
+from conversations.framework.schema import (
+    checkpoint_schema,
+    claude_session_schema,
+    langgraph_store_schema,
+    openai_items_schema,
+)
 from conversations.framework.serializers import (
     CheckpointListQuerySerializer,
     CheckpointTupleQuerySerializer,
@@ -18,12 +25,15 @@ from conversations.framework.serializers import (
     encode_checkpoint_cursor,
 )
 from conversations.framework.services import checkpoints, claude, openai, store
+from conversations.models import AgentSession, Checkpoint, Message
 from memory_project.api import request_actor, request_workspace
 from memory_project.errors import ValidationError
 
 
 def _query(serializer_class, request) -> dict[str, Any]:
-    serializer = serializer_class(data=request.query_params)
+    # A plain dict, not the QueryDict: DRF drops a present-but-empty optional
+    # form value (`?limit=`) as if absent; here it is validated (400).
+    serializer = serializer_class(data=request.query_params.dict())
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
 
@@ -34,8 +44,11 @@ def _body(request) -> dict[str, Any]:
     return request.data
 
 
+@extend_schema_view(**claude_session_schema)
 class ClaudeSessionViewSet(viewsets.GenericViewSet):
     """`/v1/claude_sessions`: Claude Agent SDK `SessionStore` operations."""
+
+    queryset = AgentSession.objects.none()  # for the schema generator only
 
     def list(self, request):
         params = _query(ProjectQuerySerializer, request)
@@ -50,6 +63,10 @@ class ClaudeSessionViewSet(viewsets.GenericViewSet):
         summary = body.get("summary")
         if summary is not None and not isinstance(summary, dict):
             raise ValidationError("summary: must be an object {data, expected_version}.")
+        # Checked even without `data`, so a wrong type is never silently ignored.
+        version = (summary or {}).get("expected_version")
+        if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+            raise ValidationError("summary.expected_version: must be an integer.")
         outcome = claude.session_entries_append(
             workspace=request_workspace(request),
             key=key,
@@ -103,11 +120,15 @@ class ClaudeSessionViewSet(viewsets.GenericViewSet):
 class OpenAISessionItemsViewSet(viewsets.GenericViewSet):
     """`/v1/openai_sessions/{session_id}/items`: OpenAI Agents SDK `Session` operations."""
 
+    queryset = Message.objects.none()  # for the schema generator only
+
+    @openai_items_schema["list"]
     def list(self, request, session_id: str):
         limit = _query(SessionItemsQuerySerializer, request).get("limit")
         items = selectors.session_items(workspace=request_workspace(request), session_id=session_id, limit=limit)
         return Response({"data": items})
 
+    @openai_items_schema["create"]
     def create(self, request, session_id: str):
         body = _body(request)
         added = openai.session_items_add(
@@ -118,17 +139,22 @@ class OpenAISessionItemsViewSet(viewsets.GenericViewSet):
         )
         return Response({"data": {"added": added}}, status=status.HTTP_201_CREATED)
 
+    @openai_items_schema["clear"]
     def clear(self, request, session_id: str):
         openai.session_items_clear(workspace=request_workspace(request), session_id=session_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
+    @openai_items_schema["pop"]
     def pop(self, request, session_id: str):
         item = openai.session_item_pop(workspace=request_workspace(request), session_id=session_id)
         return Response({"data": item})
 
 
+@extend_schema_view(**checkpoint_schema)
 class CheckpointViewSet(viewsets.GenericViewSet):
     """`/v1/langgraph_checkpoints`: LangGraph `BaseCheckpointSaver` operations."""
+
+    queryset = Checkpoint.objects.none()  # for the schema generator only
 
     def list(self, request):
         params = _query(CheckpointListQuerySerializer, request)
@@ -219,6 +245,7 @@ class CheckpointViewSet(viewsets.GenericViewSet):
         return Response({"data": {"deleted": removed}})
 
 
+@extend_schema_view(**langgraph_store_schema)
 class LangGraphStoreViewSet(viewsets.GenericViewSet):
     """`/v1/langgraph_store/batch`: LangGraph `BaseStore.batch` over memory-store documents."""
 

@@ -109,7 +109,7 @@ def checkpoint_writes_put(
     checkpoint_ns = clean_ns(checkpoint_ns)
     checkpoint_id = clean_text(checkpoint_id, field="checkpoint_id", max_bytes=MAX_ID_BYTES)
     task_id = clean_text(task_id, field="task_id", max_bytes=128)
-    task_path = clean_text(task_path or "", field="task_path", max_bytes=1024, allow_empty=True)
+    task_path = clean_text("" if task_path is None else task_path, field="task_path", max_bytes=1024, allow_empty=True)
     rows = []
     for index, write in enumerate(clean_list(writes, field="writes", max_items=MAX_WRITES_PER_REQUEST)):
         if not isinstance(write, dict):
