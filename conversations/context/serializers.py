@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from memories.selectors.context import STRATEGIES
+from memory_project.fields import StrictCharField
 
 MAX_TEMPORARY_MESSAGES = 100
 
@@ -23,14 +24,14 @@ class TemporaryMessageSerializer(serializers.Serializer):
 
 
 class ContextAssembleInputSerializer(serializers.Serializer):
-    branch = serializers.CharField(required=False, allow_null=True, max_length=128, default=None)
+    branch = StrictCharField(required=False, allow_null=True, max_length=128, default=None)
     max_messages = serializers.IntegerField(required=False, min_value=0, max_value=1000, default=10)
     truncate_chars = serializers.IntegerField(required=False, min_value=1, max_value=10_000_000, allow_null=True,
                                               default=None)
-    system = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=200_000,
+    system = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=200_000,
                                    trim_whitespace=False, default=None)
     temporary_messages = TemporaryMessageSerializer(many=True, required=False, default=list)
-    query = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=4000, default=None)
+    query = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=4000, default=None)
     strategy = serializers.ChoiceField(choices=list(STRATEGIES), required=False, default="balanced")
     memory_token_budget = serializers.IntegerField(required=False, min_value=0, max_value=200_000, default=1000)
     include_memories = serializers.BooleanField(required=False, default=True)

@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from conversations.resources.selectors import AttachedStore
+from memory_project.fields import StrictCharField
 
 
 class ConversationResourcesInputSerializer(serializers.Serializer):
@@ -14,7 +15,7 @@ class ConversationResourcesInputSerializer(serializers.Serializer):
     (each attached read-write). Each entry's rules live in the service."""
 
     resources = serializers.JSONField(required=False)
-    memory_store_ids = serializers.ListField(child=serializers.CharField(), required=False)
+    memory_store_ids = serializers.ListField(child=StrictCharField(), required=False)
 
     def validate(self, attrs):
         if ("resources" in attrs) == ("memory_store_ids" in attrs):

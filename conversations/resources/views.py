@@ -12,12 +12,16 @@ from rest_framework.response import Response
 from conversations.models import ConversationResource
 from conversations.resources import selectors, services
 from conversations.resources.serializers import ConversationResourcesInputSerializer, resources_payload
+from conversations.schema import envelope
 from conversations.views import ConversationScopedViewSet
 from memory_project.api import request_workspace
 
-_RESOURCES = inline_serializer(
+_RESOURCES = envelope(
     "ConversationResources",
-    {"data": inline_serializer("ConversationResourcesData", {"conversation_id": serializers.CharField(), "resources": serializers.ListField(child=serializers.DictField())})},
+    data=inline_serializer(
+        "ConversationResourcesData",
+        {"conversation_id": serializers.CharField(), "resources": serializers.ListField(child=serializers.DictField())},
+    ),
 )
 
 

@@ -15,6 +15,7 @@ from rest_framework import serializers
 
 from accounts.actors import Actor
 from memories.models import MemoryEdge, MemoryItem, MemoryVersion
+from memory_project.fields import StrictCharField
 
 
 def to_ms(moment: datetime | None) -> int | None:
@@ -80,12 +81,12 @@ class MemoryBatchDeleteInputSerializer(StrictInputSerializer):
 
 
 class MemoryRestoreInputSerializer(StrictInputSerializer):
-    version_id = serializers.CharField(max_length=40)
+    version_id = StrictCharField(max_length=40)
 
 
 class MemoryEdgeCreateInputSerializer(StrictInputSerializer):
-    from_id = serializers.CharField(max_length=40)
-    to_id = serializers.CharField(max_length=40)
+    from_id = StrictCharField(max_length=40)
+    to_id = StrictCharField(max_length=40)
     relation = _raw(required=True)
 
 

@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from memories.models import MemoryJob, Scope, ScopeState
 from memories.serializers.items import StrictInputSerializer, to_ms
+from memory_project.fields import StrictCharField
 
 
 class MemoryJobOutputSerializer(serializers.Serializer):
@@ -54,4 +55,4 @@ class ScopeStateOutputSerializer(serializers.Serializer):
 
 class ScopeActionInputSerializer(StrictInputSerializer):
     scope = serializers.ChoiceField(choices=[s for s in Scope.values if s != Scope.STORE])
-    scope_id = serializers.CharField(max_length=600, allow_blank=True, trim_whitespace=False)
+    scope_id = StrictCharField(max_length=600, allow_blank=True, trim_whitespace=False)
