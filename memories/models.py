@@ -189,6 +189,8 @@ class MemoryVersion(ActorFields):
             models.Index(fields=["operation", "created_at"], name="memver_op_created"),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.id} ({self.operation} v{self.version} of {self.memory_id})"
 
 class Relation(models.TextChoices):
     SUPPORTS = "supports"
@@ -213,6 +215,8 @@ class MemoryEdge(models.Model):
         ]
         indexes = [models.Index(fields=["workspace", "created_at"], name="edge_ws_created")]
 
+    def __str__(self) -> str:
+        return f"{self.from_item_id} {self.relation} {self.to_item_id}"
 
 class JobKind(models.TextChoices):
     EXTRACT = "extract"
@@ -267,6 +271,8 @@ class MemoryJob(models.Model):
             models.Index(fields=["workspace", "scope", "scope_id"], name="job_ws_scope"),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.kind} job {self.id} ({self.status})"
 
 class ScopeState(models.Model):
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="scope_states")
@@ -298,6 +304,8 @@ class ScopeState(models.Model):
         ]
         indexes = [models.Index(fields=["workspace", "dirty"], name="scope_ws_dirty")]
 
+    def __str__(self) -> str:
+        return f"{self.scope} {self.scope_id}"
 
 class ReviewItem(MemoryItem):
     """The review queue: pending memories of workspaces that require review.
