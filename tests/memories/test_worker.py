@@ -6,45 +6,24 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
-import time
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.db import connection
 from django.test import override_settings
 
 from memories.models import MemoryItem, MemoryJob, ScopeState
 from memories.services.scopes import branch_scope_id
+from tests.celery_worker import start_worker, wait_for, worker_database_url
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _worker(env: dict) -> subprocess.Popen:
-    return subprocess.Popen(
-        [str(Path(sys.executable).parent / "celery"), "-A", "memory_project", "worker", "--pool", "solo",
-         "--without-heartbeat", "--without-gossip", "--without-mingle", "-l", "WARNING"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )
-
-
-def _wait(predicate, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return False
-
-
 def test_worker_killed_mid_job_is_finished_by_another_without_duplicates(api, workspace):
-    db = connection.settings_dict
     env = {
         **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}:{db.get('PASSWORD') or ''}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
+        "DATABASE_URL": worker_database_url(),
         "LLM_OFFLINE_DELAY_SECONDS": "0.8",
         "MEMORY_EXTRACT_BATCH_FLOORS": "5",
         "CELERY_VISIBILITY_TIMEOUT": "2",
@@ -61,9 +40,9 @@ def test_worker_killed_mid_job_is_finished_by_another_without_duplicates(api, wo
                             format="json").status_code in (200, 201)
     job = MemoryJob.objects.get(kind="extract", scope_id=scope_id)
 
-    first = _worker(env)
+    first = start_worker(env)
     try:
-        assert _wait(lambda: ScopeState.objects.get(scope_id=scope_id).last_processed_floor_no >= 5, 30)
+        assert wait_for(lambda: ScopeState.objects.get(scope_id=scope_id).last_processed_floor_no >= 5, 30)
     finally:
         os.killpg(first.pid, signal.SIGKILL)
         first.wait()
@@ -72,17 +51,17 @@ def test_worker_killed_mid_job_is_finished_by_another_without_duplicates(api, wo
     done_before = ScopeState.objects.get(scope_id=scope_id).last_processed_floor_no
     assert 5 <= done_before < 20
 
-    second = _worker({**env, "LLM_OFFLINE_DELAY_SECONDS": "0"})
+    second = start_worker({**env, "LLM_OFFLINE_DELAY_SECONDS": "0"})
     try:
         def finished():
             return MemoryJob.objects.get(pk=job.pk).status == "succeeded"
 
-        if not _wait(finished, 12):
+        if not wait_for(finished, 12):
             # The broker did not redeliver: maintenance's stale-job recovery does.
             from memories.services.jobs import memory_jobs_requeue_stale
 
             memory_jobs_requeue_stale(older_than=timedelta(seconds=0))
-            assert _wait(finished, 20)
+            assert wait_for(finished, 20)
     finally:
         os.killpg(second.pid, signal.SIGKILL)
         second.wait()

@@ -9,13 +9,15 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 from django.db import connection
+
+from tests.celery_worker import start_worker, wait_for  # noqa: F401 - the fault tests use them through this module
+from tests.celery_worker import worker_database_url as database_url  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,8 +28,6 @@ def _admin_dsn() -> str:
     return f"postgresql://{s['USER']}{password}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
 
 
-def database_url() -> str:
-    return _admin_dsn().replace("postgresql://", "postgres://", 1)
 
 
 def terminate_backend(pid: int) -> None:
@@ -132,18 +132,3 @@ def celery_broker(url: str) -> Iterator[None]:
         reset()
 
 
-def start_worker(env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen(
-        [str(Path(sys.executable).parent / "celery"), "-A", "memory_project", "worker", "--pool", "solo",
-         "--without-heartbeat", "--without-gossip", "--without-mingle", "-l", "WARNING"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )
-
-
-def wait_for(predicate, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return False
