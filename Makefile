@@ -43,7 +43,7 @@ browser-deps:
 
 # The whole suite twice: on SQLite (the embedded default), then on PostgreSQL
 # with a real Celery worker on Redis (production behaviour).
-test: venv browser-deps test-sqlite test-postgres
+test: venv browser-deps lint test-sqlite test-postgres
 
 test-sqlite: venv
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -p no:cacheprovider $(PYTEST_ARGS)

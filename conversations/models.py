@@ -132,6 +132,9 @@ class ConversationResource(models.Model):
             models.UniqueConstraint(fields=["conversation", "memory_store"], name="uniq_conversation_store"),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.memory_store_id} ({self.access})"
+
 
 # --- Framework session state ------------------------------------------------------
 # The tables the framework adapters of `memory_client` need. A framework session
@@ -202,6 +205,9 @@ class SessionEntry(models.Model):
         ]
         indexes = [models.Index(fields=["session", "subpath", "id"], name="session_entry_stream")]
 
+    def __str__(self) -> str:
+        return f"entry {self.pk} of {self.session_id}{'/' + self.subpath if self.subpath else ''}"
+
 
 class Checkpoint(models.Model):
     """A LangGraph checkpoint of a thread (the thread is a conversation).
@@ -232,6 +238,9 @@ class Checkpoint(models.Model):
             models.Index(fields=["workspace", "run_id"], name="checkpoint_ws_run"),
         ]
 
+    def __str__(self) -> str:
+        return f"checkpoint {self.checkpoint_id}"
+
 
 class CheckpointWrite(models.Model):
     """A pending write of a LangGraph task against a checkpoint."""
@@ -255,6 +264,9 @@ class CheckpointWrite(models.Model):
             ),
         ]
 
+    def __str__(self) -> str:
+        return f"write {self.task_id}[{self.idx}] of {self.checkpoint_id}"
+
 
 class StoreDocumentTTL(models.Model):
     """The time-to-live of a LangGraph store item (a memory-store document).
@@ -268,3 +280,6 @@ class StoreDocumentTTL(models.Model):
         "memories.MemoryItem", on_delete=models.CASCADE, primary_key=True, related_name="langgraph_ttl"
     )
     ttl_minutes = models.FloatField()
+
+    def __str__(self) -> str:
+        return f"ttl of {self.memory_id}: {self.ttl_minutes} min"

@@ -192,6 +192,7 @@ class MemoryVersion(ActorFields):
     def __str__(self) -> str:
         return f"{self.id} ({self.operation} v{self.version} of {self.memory_id})"
 
+
 class Relation(models.TextChoices):
     SUPPORTS = "supports"
     CONTRADICTS = "contradicts"
@@ -217,6 +218,7 @@ class MemoryEdge(models.Model):
 
     def __str__(self) -> str:
         return f"{self.from_item_id} {self.relation} {self.to_item_id}"
+
 
 class JobKind(models.TextChoices):
     EXTRACT = "extract"
@@ -274,6 +276,7 @@ class MemoryJob(models.Model):
     def __str__(self) -> str:
         return f"{self.kind} job {self.id} ({self.status})"
 
+
 class ScopeState(models.Model):
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="scope_states")
     scope = models.CharField(max_length=16, choices=Scope.choices)
@@ -306,6 +309,7 @@ class ScopeState(models.Model):
 
     def __str__(self) -> str:
         return f"{self.scope} {self.scope_id}"
+
 
 class ReviewItem(MemoryItem):
     """The review queue: pending memories of workspaces that require review.
