@@ -100,11 +100,16 @@ def terms(text: str) -> list[str]:
     return out
 
 
-@functools.lru_cache(maxsize=2048)
+# The summarizer compares each sentence of a batch with the others and with the
+# batch's facts and tasks: reuse happens within one batch (50 floors by
+# default), so a small cache gets the speed while a long job's memory stays flat.
+STEMS_CACHE_SIZE = 256
+
+
+@functools.lru_cache(maxsize=STEMS_CACHE_SIZE)
 def stems(text: str) -> frozenset[str]:
     """Terms with English words cut to five letters: "prefer", "prefers" and
-    "preferred" meet without a stemmer. Cached: the summarizer compares each
-    sentence with many others."""
+    "preferred" meet without a stemmer."""
     return frozenset(t[:5] if t.isascii() else t for t in terms(text))
 
 
