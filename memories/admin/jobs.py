@@ -32,8 +32,23 @@ def scope_link(scope: str | None, scope_id: str) -> str:
     return format_html('<a href="{}" title="memories of this scope">{}</a>', scope_memories_url(scope, scope_id), label)
 
 
+class MachineWrittenAdmin(admin.ModelAdmin):
+    """Rows the pipeline writes: never added or deleted here, and their pages
+    are read-only. The change permission still gates the changelist's actions
+    (retry / cancel a job, rebuild / compact a scope)."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return obj is None and super().has_change_permission(request)
+
+
 @admin.register(MemoryJob)
-class MemoryJobAdmin(admin.ModelAdmin):
+class MemoryJobAdmin(MachineWrittenAdmin):
     list_display = [
         "id",
         "kind",
@@ -82,16 +97,6 @@ class MemoryJobAdmin(admin.ModelAdmin):
             # Payloads and results are never shown in the list.
             queryset = queryset.defer("payload", "result")
         return queryset
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        # The change permission gates retry / cancel; a job's page stays read-only.
-        return obj is None and super().has_change_permission(request)
 
     @admin.display(description="scope", ordering="scope")
     def scope_col(self, obj) -> str:
@@ -155,7 +160,7 @@ class MemoryJobAdmin(admin.ModelAdmin):
 
 
 @admin.register(ScopeState)
-class ScopeStateAdmin(admin.ModelAdmin):
+class ScopeStateAdmin(MachineWrittenAdmin):
     list_display = [
         "scope_col",
         "workspace",
@@ -179,16 +184,6 @@ class ScopeStateAdmin(admin.ModelAdmin):
     actions = ["compact_scopes", "rebuild_scopes"]
     ordering = ["-dirty", "-pending_floors", "-micro_count"]
     readonly_fields = [field.name for field in ScopeState._meta.fields] + ["memories_link", "compaction_due"]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        # The change permission gates rebuild / compact; the page stays read-only.
-        return obj is None and super().has_change_permission(request)
 
     @admin.display(description="scope", ordering="scope_id")
     def scope_col(self, obj) -> str:
