@@ -15,7 +15,6 @@ from memories.admin.outcomes import Outcome, confirmation_page
 from memories.models import MemoryJob, ScopeState
 from memories.services.jobs import memory_job_cancel, memory_job_retry
 from memories.services.scopes import scope_compact_request, scope_rebuild_request
-from memory_project.errors import DomainError
 
 ERROR_PREVIEW_CHARS = 90
 
@@ -135,12 +134,7 @@ class MemoryJobAdmin(MachineWrittenAdmin):
             if job.status not in ("failed", "cancelled"):
                 outcome.skipped += 1
                 continue
-            try:
-                memory_job_retry(workspace=job.workspace, job_id=job.pk)
-            except DomainError as error:
-                outcome.fail(error)
-            else:
-                outcome.succeeded += 1
+            outcome.attempt(memory_job_retry, workspace=job.workspace, job_id=job.pk)
         outcome.report(self, request)
 
     @admin.action(description="Cancel selected pending or running jobs", permissions=["change"])
@@ -150,12 +144,7 @@ class MemoryJobAdmin(MachineWrittenAdmin):
             if job.status not in ("pending", "running"):
                 outcome.skipped += 1
                 continue
-            try:
-                memory_job_cancel(workspace=job.workspace, job_id=job.pk)
-            except DomainError as error:
-                outcome.fail(error)
-            else:
-                outcome.succeeded += 1
+            outcome.attempt(memory_job_cancel, workspace=job.workspace, job_id=job.pk)
         outcome.report(self, request)
 
 
@@ -207,12 +196,7 @@ class ScopeStateAdmin(MachineWrittenAdmin):
     def _request_jobs(self, request, queryset, verb: str, call) -> None:
         outcome = Outcome(verb)
         for state in queryset.select_related("workspace"):
-            try:
-                call(workspace=state.workspace, scope=state.scope, scope_id=state.scope_id)
-            except DomainError as error:
-                outcome.fail(error)
-            else:
-                outcome.succeeded += 1
+            outcome.attempt(call, workspace=state.workspace, scope=state.scope, scope_id=state.scope_id)
         outcome.report(self, request)
 
     @admin.action(description="Compact selected scopes now", permissions=["change"])

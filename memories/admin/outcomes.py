@@ -26,6 +26,17 @@ class Outcome:
     failed: int = 0
     reasons: Counter = field(default_factory=Counter)
 
+    def attempt(self, service, /, **kwargs) -> bool:
+        """Call one service for one row and count the result: a DomainError is a
+        refused row (its message is quoted in the report), anything else raises."""
+        try:
+            service(**kwargs)
+        except DomainError as error:
+            self.fail(error)
+            return False
+        self.succeeded += 1
+        return True
+
     def fail(self, error: Exception) -> None:
         self.failed += 1
         self.reasons[error.message if isinstance(error, DomainError) else str(error)] += 1

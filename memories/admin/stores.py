@@ -190,12 +190,7 @@ class MemoryStoreAdmin(ContentFreeLogMixin, admin.ModelAdmin):
             if store.archived_at is not None:
                 outcome.skipped += 1
                 continue
-            try:
-                memory_store_archive(workspace=store.workspace, store_id=store.pk)
-            except DomainError as error:
-                outcome.fail(error)
-            else:
-                outcome.succeeded += 1
+            outcome.attempt(memory_store_archive, workspace=store.workspace, store_id=store.pk)
         outcome.report(self, request)
 
     @admin.action(description="Delete selected stores and their documents…", permissions=["delete"])
@@ -215,12 +210,7 @@ class MemoryStoreAdmin(ContentFreeLogMixin, admin.ModelAdmin):
             )
         outcome = Outcome("Delete")
         for store in queryset.select_related("workspace"):
-            try:
-                memory_store_delete(workspace=store.workspace, store_id=store.pk)
-            except DomainError as error:
-                outcome.fail(error)
-            else:
-                outcome.succeeded += 1
+            outcome.attempt(memory_store_delete, workspace=store.workspace, store_id=store.pk)
         outcome.report(self, request)
         return None
 

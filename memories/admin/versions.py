@@ -132,12 +132,7 @@ class MemoryVersionAdmin(ContentFreeLogMixin, admin.ModelAdmin):
         for version in versions:
             if version.pk in heads:
                 continue
-            try:
-                memory_version_redact(workspace=version.workspace, version_id=version.pk, actor=actor)
-            except DomainError as error:
-                outcome.fail(error)
-            else:
-                outcome.succeeded += 1
+            outcome.attempt(memory_version_redact, workspace=version.workspace, version_id=version.pk, actor=actor)
         outcome.report(self, request)
         return None
 
@@ -230,12 +225,7 @@ class MemoryEdgeAdmin(admin.ModelAdmin):
             )
         outcome = Outcome("Delete")
         for edge in queryset.select_related("workspace"):
-            try:
-                memory_edge_delete(workspace=edge.workspace, edge_id=edge.pk)
-            except DomainError as error:
-                outcome.fail(error)
-            else:
-                outcome.succeeded += 1
+            outcome.attempt(memory_edge_delete, workspace=edge.workspace, edge_id=edge.pk)
         outcome.report(self, request)
         return None
 
