@@ -200,42 +200,9 @@ def thread_copy(*, workspace: Workspace, source_thread_id: Any, target_thread_id
             return 0
         target = _thread(workspace=workspace, thread_id=target_thread_id)
         checkpoints = list(Checkpoint.objects.filter(conversation=source).order_by("id"))
-        Checkpoint.objects.bulk_create(
-            [
-                Checkpoint(
-                    workspace=workspace,
-                    conversation=target,
-                    checkpoint_ns=row.checkpoint_ns,
-                    checkpoint_id=row.checkpoint_id,
-                    parent_checkpoint_id=row.parent_checkpoint_id,
-                    type=row.type,
-                    checkpoint=row.checkpoint,
-                    metadata=row.metadata,
-                    run_id=row.run_id,
-                )
-                for row in checkpoints
-            ],
-            ignore_conflicts=True,
-        )
+        Checkpoint.objects.bulk_create(_copies(checkpoints, conversation_id=target.pk), ignore_conflicts=True)
         writes = CheckpointWrite.objects.filter(conversation=source).order_by("id")
-        CheckpointWrite.objects.bulk_create(
-            [
-                CheckpointWrite(
-                    workspace=workspace,
-                    conversation=target,
-                    checkpoint_ns=row.checkpoint_ns,
-                    checkpoint_id=row.checkpoint_id,
-                    task_id=row.task_id,
-                    task_path=row.task_path,
-                    idx=row.idx,
-                    channel=row.channel,
-                    type=row.type,
-                    value=row.value,
-                )
-                for row in writes
-            ],
-            ignore_conflicts=True,
-        )
+        CheckpointWrite.objects.bulk_create(_copies(writes, conversation_id=target.pk), ignore_conflicts=True)
     return len(checkpoints)
 
 
@@ -263,3 +230,20 @@ def threads_prune(*, workspace: Workspace, thread_ids: Any, strategy: Any = "kee
                     checkpoint_id=keep
                 ).delete()
     return removed
+
+
+def _copies(rows, **overrides) -> list:
+    """Unsaved copies of `rows` (every column but the primary key and creation
+    time), with `overrides` (column names) applied: a new column is copied
+    without touching this."""
+    copies = []
+    for row in rows:
+        model = type(row)
+        values = {
+            field.attname: getattr(row, field.attname)
+            for field in model._meta.concrete_fields
+            if not field.primary_key and not getattr(field, "auto_now_add", False)
+        }
+        values.update(overrides)
+        copies.append(model(**values))
+    return copies
