@@ -234,7 +234,8 @@ class MemoryAdminBase(ContentFreeLogMixin, MemoryColumns, admin.ModelAdmin):
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         extra_context = dict(extra_context or {})
-        item = MemoryItem.objects.filter(pk=object_id).select_related("workspace").first()
+        # The admin's own links quote ids (`mem_5F...`); look up what they name.
+        item = MemoryItem.objects.filter(pk=unquote(object_id)).select_related("workspace").first()
         if item is not None and self.has_view_or_change_permission(request, item):
             outgoing, incoming = item_edges(item)
             extra_context.update(

@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
 from django.db.models import Count, Sum
 from django.http import HttpResponseRedirect
 from django.urls import reverse
@@ -156,7 +157,7 @@ class MemoryStoreAdmin(ContentFreeLogMixin, admin.ModelAdmin):
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         extra_context = dict(extra_context or {})
-        store = MemoryStore.objects.filter(pk=object_id).first()
+        store = MemoryStore.objects.filter(pk=unquote(object_id)).first()
         if store is not None and self.has_view_or_change_permission(request, store):
             prefix = _normalize_prefix(request.GET.get("prefix", "/"))
             folders, documents, truncated = store_tree(store, prefix)
