@@ -184,8 +184,9 @@ class MessageViewSet(ConversationScopedViewSet):
     @extend_schema(
         request=MessageAppendInputSerializer,
         parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=False)],
-        # 200: a replay of an earlier append with the same Idempotency-Key.
-        responses={201: MessageEnvelope, 200: MessageEnvelope},
+        # A replay of an earlier append with the same Idempotency-Key answers
+        # as the first one did (201), marked `Idempotent-Replayed: true`.
+        responses={201: MessageEnvelope},
     )
     def create(self, request: Request, conversation_id: str) -> Response:
         params = _input(MessageAppendInputSerializer, request.data)
@@ -205,9 +206,11 @@ class MessageViewSet(ConversationScopedViewSet):
         ).data
         if result.created:
             return Response({"data": body}, status=status.HTTP_201_CREATED)
-        return Response({"data": body}, status=status.HTTP_200_OK, headers={"Idempotent-Replayed": "true"})
+        # The same status as the first answer, so a client that retried after a
+        # lost response sees exactly what it would have seen.
+        return Response({"data": body}, status=status.HTTP_201_CREATED, headers={"Idempotent-Replayed": "true"})
 
-    @extend_schema(operation_id="conversations_messages_clear", responses=ConversationCleared)
+    @extend_schema(operation_id="conversations_messages_clear", responses={200: ConversationCleared})
     def clear(self, request: Request, conversation_id: str) -> Response:
         workspace = request_workspace(request)
         deleted = services.messages_clear(workspace=workspace, external_id=conversation_id)

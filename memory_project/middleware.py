@@ -8,6 +8,10 @@
   otherwise surface as a 500 from the database driver.
 - On the paths DRF does not handle (admin, health check), a dropped database
   connection is answered 503 with `Retry-After`, like the API's own handler.
+- A request line longer than `MAX_REQUEST_LINE_BYTES` is answered 414 in the
+  error shape. The web server's own limit is raised above it
+  (`memory_project/gunicorn.conf.py`), because the server would answer an HTML
+  page that no API client can parse.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ from memory_project.api import error_body
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = "1"
+# The longest request line (method, path, query, protocol) most proxies and
+# gunicorn's own ceiling accept; ids and filters fit many times over.
+MAX_REQUEST_LINE_BYTES = 8190
 
 
 def database_unavailable_response() -> JsonResponse:
@@ -39,6 +46,16 @@ def database_unavailable_response() -> JsonResponse:
 
 def too_large_response(limit: int) -> JsonResponse:
     return JsonResponse(error_body("invalid_request_error", f"Request body is larger than {limit} bytes."), status=413)
+
+
+def request_line_length(request: HttpRequest) -> int:
+    """Bytes of the request line as the client sent it (`GET /v1/... HTTP/1.1`)."""
+    meta = request.META
+    target = meta.get("RAW_URI") or meta.get("REQUEST_URI")
+    if target is None:
+        target = request.get_full_path()
+    protocol = meta.get("SERVER_PROTOCOL") or "HTTP/1.1"
+    return len(request.method or "") + len(target.encode("latin-1", "replace")) + len(protocol) + 2
 
 
 def _query_is_unstorable(query: str) -> bool:
@@ -65,6 +82,14 @@ class RequestGuardMiddleware:
         return self.get_response(request)
 
     def _refuse(self, request: HttpRequest) -> HttpResponse | None:
+        if request_line_length(request) > MAX_REQUEST_LINE_BYTES:
+            return JsonResponse(
+                error_body(
+                    "invalid_request_error",
+                    f"The request line is longer than {MAX_REQUEST_LINE_BYTES} bytes; send long values in a body.",
+                ),
+                status=414,
+            )
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         raw_length = request.META.get("CONTENT_LENGTH") or "0"
         try:

@@ -43,6 +43,7 @@ ERROR_RESPONSES: dict[str, tuple[str, dict[str, Any]]] = {
     "405": ("Method not allowed on this route.", {}),
     "409": ("Conflict: a stale `version` / `content_sha256`, a duplicate, or an illegal transition.", {}),
     "413": ("The request body is too large.", {}),
+    "414": ("The request line (path and query) is too long; send long values in a body.", {}),
     "415": ("The body is not `application/json`.", {}),
     "429": ("Rate limit or quota exceeded.", _RETRY_AFTER),
     "503": ("The database is temporarily unavailable; retry.", _RETRY_AFTER),

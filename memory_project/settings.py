@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "accounts",
     "conversations",
     "memories",
@@ -200,9 +201,16 @@ SPECTACULAR_SETTINGS = {
     # The schema and its doc pages are public; every API route still needs a key.
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "SERVE_AUTHENTICATION": [],
+    # The doc pages' assets come from the installed sidecar package, served
+    # like any static file: the docs work on a machine with no internet.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     # Two choice sets share the field name "role" (stored messages, temporary
     # context messages): name the stored one so neither gets a hash suffix.
-    "ENUM_NAME_OVERRIDES": {"MessageRoleEnum": "conversations.models.Role"},
+    # Likewise "scope": every scope (jobs, scope states) and the ones a scope
+    # action accepts (no store).
+    "ENUM_NAME_OVERRIDES": {"MessageRoleEnum": "conversations.models.Role", "MemoryScopeEnum": "memories.models.Scope"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "memory_project.openapi.add_error_responses",

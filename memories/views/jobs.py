@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_view
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -13,9 +14,11 @@ from memories.serializers.jobs import MemoryJobOutputSerializer, ScopeActionInpu
 from memories.services import jobs as job_services
 from memories.services import scopes as scope_services
 from memories.views.items import paginate, validated
+from memories.views.job_schema import JOB_SCHEMA, SCOPE_SCHEMA
 from memory_project.api import request_workspace
 
 
+@extend_schema_view(**JOB_SCHEMA)
 class MemoryJobViewSet(viewsets.GenericViewSet):
     lookup_url_kwarg = "job_id"
     queryset = MemoryJob.objects.none()  # for the schema generator only (path parameter types)
@@ -40,6 +43,7 @@ class MemoryJobViewSet(viewsets.GenericViewSet):
         return Response({"data": MemoryJobOutputSerializer(job).data})
 
 
+@extend_schema_view(**SCOPE_SCHEMA)
 class MemoryScopeViewSet(viewsets.GenericViewSet):
     queryset = ScopeState.objects.none()  # for the schema generator only
     serializer_class = ScopeStateOutputSerializer

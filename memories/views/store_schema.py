@@ -82,7 +82,7 @@ store_schema = {
         responses={200: MemoryStoreOutputSerializer, 400: ERRORS[400]},
     ),
     "archive": extend_schema(operation_id="memory_stores_archive", request=None, responses=MemoryStoreOutputSerializer),
-    "destroy": extend_schema(operation_id="memory_stores_delete", responses=_deleted("MemoryStoreDeleted")),
+    "destroy": extend_schema(operation_id="memory_stores_delete", responses={200: _deleted("MemoryStoreDeleted")}),
 }
 
 memory_schema = {

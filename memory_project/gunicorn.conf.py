@@ -1,0 +1,16 @@
+"""gunicorn settings for `make run` and production (`gunicorn -c memory_project/gunicorn.conf.py`).
+
+Only what differs from gunicorn's defaults; the bind address and worker
+counts come from the command line or `GUNICORN_CMD_ARGS`.
+"""
+
+# gunicorn answers a request line over its limit (4094 bytes by default) with
+# an HTML 414 page before the application sees it. Lifted here (0: up to its
+# 1 MB read buffer) so that the service's own middleware enforces the limit
+# (memory_project.middleware.MAX_REQUEST_LINE_BYTES) and answers in the API's
+# JSON error shape.
+limit_request_line = 0
+
+# Header lines may carry long Idempotency-Keys and cursors; keep gunicorn's
+# ceiling for them explicit.
+limit_request_field_size = 8190
