@@ -2,8 +2,20 @@
 
 A version's content and path live only in their own columns, but copies leak:
 the admin's change log (`LogEntry.object_repr` / `change_message`), a job's
-payload, result or error, and the search index. `redaction_scrub` rewrites all
-of them inside the redaction's transaction, so the text is gone when it commits.
+payload, result or error, and the search index. `redaction_scrub` rewrites them
+inside the redaction's transaction, so the text is gone when it commits.
+
+Two rules keep a scrub from touching what is not a copy:
+
+- Scope: only the workspace's own rows: the admin log entries of its memories,
+  versions, stores and edges, and its own jobs. Another tenant's audit trail is
+  never read, and the cost follows the workspace's size, not the whole log's.
+- Exactness: a string is a copy when it holds the whole redacted text, or a
+  copy of it cut at one end (the admin cuts `object_repr` at 200 characters,
+  excerpts end or start with "…"). A piece from the middle, or a text shorter
+  than `MIN_QUOTE_CHARS` found inside a longer string, is too likely to be
+  coincidence (redacting "a" must not blank every entry with an "a" in it);
+  those count only in the log entries about the redacted memories themselves.
 """
 
 from __future__ import annotations
@@ -15,44 +27,82 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import Q
 
-from memories.models import MemoryJob
+from memories.models import MemoryEdge, MemoryItem, MemoryJob, MemoryStore, MemoryVersion, ReviewItem
 from memories.search import search_index_purge
 
 REDACTED_PLACEHOLDER = "[redacted]"
-# A copy sharing this many consecutive characters with redacted text counts as
-# a copy (a truncated admin repr, a quoted snippet in an error). Shorter runs
-# are too likely to be coincidence across unrelated rows.
-MIN_FRAGMENT_CHARS = 16
+# Texts at least this long are distinctive: found anywhere inside a string, and
+# a truncated copy of at least this many leading characters counts too.
+MIN_QUOTE_CHARS = 16
+_TRUNCATION_MARKS = ("…", "...")
 _SCAN_BATCH = 500
 
 
 class TextMatcher:
-    """Does a string contain any of these texts, or a long enough piece of one?"""
+    """Is a string a copy of one of these texts (see the module's rules)?"""
 
     def __init__(self, texts: Iterable[str]):
-        self.short: list[str] = []
-        self.windows: set[str] = set()
-        for text in texts:
-            if not text:
-                continue
-            if len(text) <= MIN_FRAGMENT_CHARS:
-                self.short.append(text)
-            else:
-                size = MIN_FRAGMENT_CHARS
-                self.windows.update(text[i : i + size] for i in range(len(text) - size + 1))
+        # Longest first: a long text decides most matches with one `in`.
+        self.texts = sorted({text for text in texts if text and text.strip()}, key=len, reverse=True)
+        self._whole = {text.strip() for text in self.texts}
+        self._windows: set[str] | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.short or self.windows)
+        return bool(self.texts)
 
-    def matches(self, value: str | None) -> bool:
+    def matches(self, value: str | None, *, own: bool = False) -> bool:
+        """`own`: the string belongs to a row about the redacted memory itself,
+        where any piece of `MIN_QUOTE_CHARS`+ characters, or a short text
+        anywhere, is a copy."""
         if not value:
             return False
-        if any(text in value for text in self.short):
+        if value.strip() in self._whole:
             return True
-        size = MIN_FRAGMENT_CHARS
-        if self.windows and len(value) >= size:
-            return any(value[i : i + size] in self.windows for i in range(len(value) - size + 1))
-        return False
+        for text in self.texts:
+            if (own or len(text) >= MIN_QUOTE_CHARS) and text in value:
+                return True
+            if len(text) > MIN_QUOTE_CHARS and _cut_copy(value, text):
+                return True
+        return own and self._has_piece(value)
+
+    def _has_piece(self, value: str) -> bool:
+        size = MIN_QUOTE_CHARS
+        if self._windows is None:
+            self._windows = {
+                text[i : i + size] for text in self.texts if len(text) > size for i in range(len(text) - size + 1)
+            }
+        return bool(self._windows) and any(value[i : i + size] in self._windows for i in range(len(value) - size + 1))
+
+
+def _trim(value: str, *, end: bool) -> str:
+    value = value.strip()
+    for mark in _TRUNCATION_MARKS:
+        if end and value.endswith(mark):
+            return value[: -len(mark)].rstrip()
+        if not end and value.startswith(mark):
+            return value[len(mark) :].lstrip()
+    return value
+
+
+def _cut_copy(value: str, text: str) -> bool:
+    """Is `value` a copy of `text` cut at one end: does it end with the first
+    `MIN_QUOTE_CHARS`+ characters of `text`, or start with its last ones
+    (an ellipsis where the cut was is allowed)?"""
+    tail = _trim(value, end=True)
+    head = text[:MIN_QUOTE_CHARS]
+    start = tail.find(head)
+    while start != -1:
+        if text.startswith(tail[start:]):
+            return True
+        start = tail.find(head, start + 1)
+    lead = _trim(value, end=False)
+    last = text[-MIN_QUOTE_CHARS:]
+    stop = lead.find(last)
+    while stop != -1:
+        if text.endswith(lead[: stop + MIN_QUOTE_CHARS]):
+            return True
+        stop = lead.find(last, stop + 1)
+    return False
 
 
 def _scrub_json(value: Any, matcher: TextMatcher) -> tuple[Any, bool]:
@@ -80,57 +130,81 @@ def _scrub_json(value: Any, matcher: TextMatcher) -> tuple[Any, bool]:
     return value, False
 
 
-def scrub_admin_log(matcher: TextMatcher) -> int:
-    """Rewrite admin log entries about memory objects that quote the text."""
-    content_types = ContentType.objects.filter(app_label="memories")
-    rows = LogEntry.objects.filter(content_type__in=content_types).only("pk", "object_repr", "change_message")
+def _workspace_log_entries(workspace):
+    """The admin log entries about the workspace's memories (live or deleted:
+    a deleted memory's id lives on in its versions), versions, stores and edges.
+
+    Each part is one query whose subquery walks the workspace's own rows; the
+    `(content_type, object_id)` index (accounts migration 0002) answers the
+    lookup, so the log's other tenants are never read."""
+    types = ContentType.objects.get_for_models(
+        MemoryItem, ReviewItem, MemoryVersion, MemoryStore, MemoryEdge, for_concrete_models=False
+    )
+    memory_types = [types[MemoryItem].pk, types[ReviewItem].pk]
+    parts = [
+        (memory_types, MemoryItem.objects.filter(workspace=workspace).values("pk")),
+        (memory_types, MemoryVersion.objects.filter(workspace=workspace).values("memory_id")),
+        ([types[MemoryVersion].pk], MemoryVersion.objects.filter(workspace=workspace).values("pk")),
+        ([types[MemoryStore].pk], MemoryStore.objects.filter(workspace=workspace).values("pk")),
+        ([types[MemoryEdge].pk], MemoryEdge.objects.filter(workspace=workspace).values("pk")),
+    ]
+    query = Q()
+    for content_types, ids in parts:
+        query |= Q(content_type_id__in=content_types, object_id__in=ids)
+    return LogEntry.objects.filter(query).only("pk", "object_id", "object_repr", "change_message")
+
+
+def scrub_admin_log(matcher: TextMatcher, *, workspace, own_ids: Iterable[str] = ()) -> int:
+    """Rewrite the workspace's admin log entries that quote the text. `own_ids`:
+    the redacted memories and their versions (see `TextMatcher.matches`)."""
+    own = set(own_ids)
     changed = 0
-    for entry in rows.iterator(chunk_size=_SCAN_BATCH):
-        fields = []
-        if matcher.matches(entry.object_repr):
-            entry.object_repr = REDACTED_PLACEHOLDER
-            fields.append("object_repr")
-        if matcher.matches(entry.change_message):
-            entry.change_message = REDACTED_PLACEHOLDER
-            fields.append("change_message")
+    for entry in _workspace_log_entries(workspace).iterator(chunk_size=_SCAN_BATCH):
+        is_own = entry.object_id in own
+        fields = {}
+        if matcher.matches(entry.object_repr, own=is_own):
+            fields["object_repr"] = REDACTED_PLACEHOLDER
+        if matcher.matches(entry.change_message, own=is_own):
+            fields["change_message"] = REDACTED_PLACEHOLDER
         if fields:
-            entry.save(update_fields=fields)
+            LogEntry.objects.filter(pk=entry.pk).update(**fields)
             changed += 1
     return changed
 
 
 def scrub_jobs(matcher: TextMatcher, *, workspace) -> int:
-    """Rewrite job payloads, results and errors (of the workspace, and the
-    workspace-less maintenance jobs) that quote the text."""
-    rows = MemoryJob.objects.filter(Q(workspace=workspace) | Q(workspace__isnull=True)).only(
-        "pk", "payload", "result", "error"
-    )
+    """Rewrite the workspace's job payloads, results and errors that quote the text."""
+    rows = MemoryJob.objects.filter(workspace=workspace).only("pk", "payload", "result", "error")
     changed = 0
     for job in rows.iterator(chunk_size=_SCAN_BATCH):
-        fields = []
+        fields: dict[str, Any] = {}
         payload, hit = _scrub_json(job.payload, matcher)
         if hit:
-            job.payload = payload
-            fields.append("payload")
+            fields["payload"] = payload
         result, hit = _scrub_json(job.result, matcher)
         if hit:
-            job.result = result
-            fields.append("result")
+            fields["result"] = result
         if matcher.matches(job.error):
-            job.error = REDACTED_PLACEHOLDER
-            fields.append("error")
+            fields["error"] = REDACTED_PLACEHOLDER
         if fields:
-            MemoryJob.objects.filter(pk=job.pk).update(**{name: getattr(job, name) for name in fields})
+            MemoryJob.objects.filter(pk=job.pk).update(**fields)
             changed += 1
     return changed
 
 
-def redaction_scrub(*, workspace, texts: Iterable[str]) -> None:
-    """Remove every copy of `texts` outside the version table. Call inside the
-    redaction's transaction, after the versions themselves were cleared."""
+def redaction_scrub(*, workspace, texts: Iterable[str], memory_ids: Iterable[str] = ()) -> None:
+    """Remove every copy of `texts` from the workspace's rows outside the version
+    table. `memory_ids`: the memories whose versions were redacted. Call inside
+    the redaction's transaction, after the versions themselves were cleared."""
     matcher = TextMatcher(texts)
     if not matcher:
         return
-    scrub_admin_log(matcher)
+    memory_ids = list(memory_ids)
+    own_ids = set(memory_ids)
+    if memory_ids:
+        own_ids.update(
+            MemoryVersion.objects.filter(workspace=workspace, memory_id__in=memory_ids).values_list("pk", flat=True)
+        )
+    scrub_admin_log(matcher, workspace=workspace, own_ids=own_ids)
     scrub_jobs(matcher, workspace=workspace)
     search_index_purge()

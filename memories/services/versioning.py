@@ -191,7 +191,7 @@ def memory_version_redact(*, workspace, version_id: str, actor: Actor, store_id:
                 "This is the current version of a live memory; update or delete the memory before redacting it."
             )
         (version,), texts = _redact_rows([version], actor)
-        redaction_scrub(workspace=workspace, texts=texts)
+        redaction_scrub(workspace=workspace, texts=texts, memory_ids=[version.memory_id])
     return version
 
 
@@ -226,7 +226,7 @@ def memory_versions_redact(
                 )
             versions = [version for version in versions if version.pk != head_id]
         done, texts = _redact_rows(versions, actor)
-        redaction_scrub(workspace=workspace, texts=texts)
+        redaction_scrub(workspace=workspace, texts=texts, memory_ids=[memory_id])
     return done
 
 

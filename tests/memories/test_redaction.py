@@ -9,6 +9,7 @@ import pytest
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from accounts.actors import Actor
 from memories.models import MemoryItem, MemoryJob, MemoryVersion
@@ -117,7 +118,7 @@ def leaked(api, workspace, admin_user):
         status="failed",
         payload={"floors": [1, 2], "preview": f"…{SECRET[4:]}"},
         result={"facts": [{"text": SECRET}], "count": 1},
-        error=f"provider refused: {SECRET}",
+        error=f"provider refused: 备注:{SECRET}",
     )
     found = tables_holding("Whale-8842-鲸鱼座")
     assert {"memories_memoryversion", "memories_memoryitem", "django_admin_log", "memories_memoryjob"} <= found
@@ -196,10 +197,67 @@ def test_redact_and_replace_refuses_identical_content(workspace):
     assert MemoryVersion.objects.get(memory_id=item.pk).redacted_at is None
 
 
-def test_text_matcher_catches_fragments_not_coincidences():
-    matcher = TextMatcher(["The access code for the vault is 7731-alpha-omega"])
-    assert matcher.matches("log: code for the vault is 7731 (truncated)")
-    assert not matcher.matches("the vault is closed")
+def test_text_matcher_finds_copies_not_coincidences():
+    text = "The access code for the vault is 7731-alpha-omega"
+    matcher = TextMatcher([text])
+    assert matcher.matches(f"log: {text} (quoted)")
+    assert matcher.matches(text[:30] + "…") and matcher.matches("…" + text[-20:])
+    assert matcher.matches(f"repr: {text[:200][:25]}")
+    # A piece from the middle, or a shared opening that is not where a cut was,
+    # is a coincidence elsewhere, and a copy only in the memory's own entries.
+    middle = "log: code for the vault is 7731 (truncated)"
+    assert not matcher.matches(middle) and matcher.matches(middle, own=True)
+    assert not matcher.matches("The access code for the vault is 0000-beta")
+    assert not matcher.matches("the vault is closed", own=True)
     short = TextMatcher(["喜欢咖啡"])
-    assert short.matches("用户喜欢咖啡。") and not short.matches("喜欢茶")
-    assert not TextMatcher([""])
+    assert short.matches("喜欢咖啡") and short.matches(" 喜欢咖啡\n")
+    assert not short.matches("用户喜欢咖啡。") and short.matches("用户喜欢咖啡。", own=True)
+    one = TextMatcher(["a"])
+    assert one.matches("a") and not one.matches("Changed importance and confidence.")
+    assert not TextMatcher([""]) and not TextMatcher(["  "])
+
+
+def _log(user, obj_id: str, text: str) -> LogEntry:
+    return LogEntry.objects.create(
+        user=user,
+        content_type=ContentType.objects.get_for_model(MemoryItem),
+        object_id=obj_id,
+        object_repr=text,
+        action_flag=CHANGE,
+        change_message=text,
+    )
+
+
+def test_redacting_a_one_character_memory_touches_only_its_own_rows(workspace, other_workspace, admin_user):
+    """The scrub reads the workspace's own log entries and jobs only, and a short
+    text is found as a substring only in the entries about the memory itself."""
+    item = make_item(workspace, content="a")
+    memory_item_update(workspace=workspace, actor=AGENT, memory_id=item.pk, changes={"content": "b"})
+    neighbour = make_item(workspace, content="another fact")
+    foreign = make_item(other_workspace, content="a")
+    own = _log(admin_user, item.pk, "Changed a field")
+    same_tenant = _log(admin_user, neighbour.pk, "Changed a field")
+    whole = _log(admin_user, neighbour.pk, "a")
+    others = [_log(admin_user, foreign.pk, text) for text in ("a", "Changed a field")]
+    others.append(_log(admin_user, "mem_nowhere", "a"))
+    foreign_job = MemoryJob.objects.create(
+        workspace=other_workspace, kind="extract", scope="chat", scope_id="c", payload={"x": "a"}, error="a"
+    )
+    global_job = MemoryJob.objects.create(kind="maintenance", payload={"x": "a"}, error="a")
+    first = MemoryVersion.objects.get(memory_id=item.pk, version=1)
+    with CaptureQueriesContext(connection) as queries:
+        memory_version_redact(workspace=workspace, version_id=first.pk, actor=OPERATOR)
+    assert LogEntry.objects.get(pk=own.pk).object_repr == REDACTED_PLACEHOLDER
+    assert LogEntry.objects.get(pk=whole.pk).object_repr == REDACTED_PLACEHOLDER
+    assert LogEntry.objects.get(pk=same_tenant.pk).object_repr == "Changed a field"
+    for entry in others:
+        unchanged = LogEntry.objects.get(pk=entry.pk)
+        assert (unchanged.object_repr, unchanged.change_message) == (entry.object_repr, entry.change_message)
+    for job in (foreign_job, global_job):
+        job.refresh_from_db()
+        assert (job.payload, job.error) == ({"x": "a"}, "a")
+    # No statement reads the log (or the jobs) without the workspace's ids.
+    log_reads = [q["sql"] for q in queries.captured_queries if "django_admin_log" in q["sql"] and "SELECT" in q["sql"]]
+    assert log_reads and all("object_id" in sql and "workspace_id" in sql for sql in log_reads)
+    job_reads = [q["sql"] for q in queries.captured_queries if 'FROM "memories_memoryjob"' in q["sql"]]
+    assert job_reads and all("workspace_id" in sql for sql in job_reads)
