@@ -2,11 +2,14 @@
 
 Plain dataclasses: the offline extractor and the network providers fill the
 same shapes, and the pipeline writes them without knowing which one ran.
+Every field added after the first release has a default, so that callers
+written against the older shapes keep working.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 
 @dataclass(frozen=True)
@@ -15,6 +18,12 @@ class Turn:
     message_id: str
     role: str
     text: str
+    created_at: datetime | None = None
+    # Who spoke and when, as a chat client wrote it in front of the text
+    # ("[7:31 pm] Nate: ..."): filled by the extractor from the prefix, which
+    # it strips from `text` before anything is scored.
+    speaker: str | None = None
+    time_text: str | None = None
 
 
 @dataclass(frozen=True)
@@ -37,6 +46,9 @@ class ExtractionInput:
     known_facts: list[KnownFact]
     open_loops: list[OpenLoopRef]
     turns: list[Turn]
+    # The message ids the previous rolling summary was made from: carried into
+    # the next one's sources.
+    previous_summary_sources: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -46,8 +58,14 @@ class ExtractedFact:
     content: str
     importance: float
     confidence: float
-    floor_no: int
+    floor_no: int  # the primary source
     message_id: str
+    # Every message the fact was made from (the primary one first).
+    message_ids: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.message_ids:
+            self.message_ids = [self.message_id]
 
 
 @dataclass
@@ -55,8 +73,13 @@ class ExtractedLoop:
     ref: str  # "new:<n>", so a closure in the same batch can point at it
     content: str
     importance: float
-    floor_no: int
+    floor_no: int  # the primary source
     message_id: str
+    message_ids: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.message_ids:
+            self.message_ids = [self.message_id]
 
 
 @dataclass
@@ -74,6 +97,11 @@ class ExtractionResult:
     facts: list[ExtractedFact] = field(default_factory=list)
     open_loops: list[ExtractedLoop] = field(default_factory=list)
     resolutions: list[Resolution] = field(default_factory=list)
+    # The batch's messages the micro summary was made from (conversation order).
+    summary_sources: list[str] = field(default_factory=list)
+    # The messages the rolling summary draws on: this batch's contributions and
+    # those carried from the previous rolling summary.
+    rolling_sources: list[str] = field(default_factory=list)
 
 
 @dataclass
