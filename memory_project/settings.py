@@ -279,8 +279,18 @@ LLM_MAX_RETRIES = min(env_int("LLM_MAX_RETRIES", 4), 5)
 # A pause per extraction batch in the offline provider: lets tests and demos
 # stop a worker mid-job. 0 in normal use.
 LLM_OFFLINE_DELAY_SECONDS = env_float("LLM_OFFLINE_DELAY_SECONDS", 0.0)
-EMBEDDING_PROVIDER = os.environ.get("EMBEDDING_PROVIDER", "")
+# Dense vectors fused with BM25 in recall: "offline" (default: multilingual-e5-small
+# from an installed package, no download), "openai" (any OpenAI-compatible
+# /embeddings endpoint) or "none" (BM25 alone). See memories/recall/embeddings.py.
+EMBEDDING_PROVIDER = os.environ.get("EMBEDDING_PROVIDER", "offline")
+# For "openai": the model, and the endpoint and key (default: the LLM_* ones).
 EMBEDDING_MODEL = os.environ.get("EMBEDDING_MODEL", "")
+EMBEDDING_BASE_URL = os.environ.get("EMBEDDING_BASE_URL", "")
+EMBEDDING_API_KEY = os.environ.get("EMBEDDING_API_KEY", "")
+# Vector length asked of the endpoint (models that accept `dimensions`); 0 = the model's own.
+EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 0)
+EMBEDDING_TIMEOUT_SECONDS = env_float("EMBEDDING_TIMEOUT_SECONDS", 30.0)
+EMBEDDING_MAX_RETRIES = min(env_int("EMBEDDING_MAX_RETRIES", 3), 5)
 
 # --- Security -----------------------------------------------------------------
 SECURE_CONTENT_TYPE_NOSNIFF = True

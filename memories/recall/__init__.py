@@ -1,0 +1,1 @@
+"""Retrieval and context assembly: indexing, ranking, assembly."""
