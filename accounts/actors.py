@@ -11,6 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+# Session ids hold 256 characters; "mcp:" takes four.
+MAX_CLIENT_NAME_CHARS = 200
+
 
 @dataclass(frozen=True)
 class Actor:
@@ -25,6 +28,14 @@ class Actor:
         if session_id:
             return cls(kind="session", api_key_id=api_key_id, session_id=session_id)
         return cls(kind="api_key", api_key_id=api_key_id)
+
+    @classmethod
+    def for_mcp_client(cls, api_key_id: str, client_name: str | None) -> Actor:
+        """An agent's call through MCP: the key, and the client it declared
+        (`clientInfo.name`), as the session `mcp:<client>` (`mcp` when the
+        client gave no name). Versions can then be listed per client."""
+        name = " ".join((client_name or "").split())[:MAX_CLIENT_NAME_CHARS]
+        return cls(kind="session", api_key_id=api_key_id, session_id=f"mcp:{name}" if name else "mcp")
 
     @classmethod
     def for_user(cls, user_id: int) -> Actor:

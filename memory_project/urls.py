@@ -1,8 +1,9 @@
 from django.contrib import admin
 from django.http import JsonResponse
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from memories.mcp.views import McpView
 from memory_project.api import error_body
 from memory_project.views import healthz
 
@@ -19,6 +20,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("v1/", include(api_patterns)),
     path("healthz", healthz, name="healthz"),
+    re_path(r"^mcp/?$", McpView.as_view(), name="mcp"),
 ]
 
 
