@@ -5,14 +5,13 @@ any size."""
 from __future__ import annotations
 
 from django.contrib import admin
-from django.contrib.admin.utils import quote
 from django.contrib.admin.views.main import ChangeList
 from django.db.models import IntegerField, QuerySet
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Substr
-from django.urls import reverse
 from django.utils.html import format_html
 
+from memories.admin.labels import PageRefs, parse_branch_scope, short
 from memories.search import search_filter
 
 EXCERPT_CHARS = 140
@@ -49,11 +48,19 @@ class MemoryChangeList(ChangeList):
         excerpts = {
             pk: (excerpt, scope_ref)
             for pk, excerpt, scope_ref in self.model._default_manager.filter(pk__in=[row.pk for row in rows])
-            .annotate(excerpt=Substr("content", 1, EXCERPT_CHARS + 1), scope_ref=Substr("scope_id", 1, 80))
+            .annotate(excerpt=Substr("content", 1, EXCERPT_CHARS + 1), scope_ref=Substr("scope_id", 1, 600))
             .values_list("pk", "excerpt", "scope_ref")
         }
         for row in rows:
             row.excerpt, row.scope_ref = excerpts.get(row.pk, ("", ""))
+        # Conversations and floors named by the page, in one query each.
+        refs = PageRefs.for_rows(
+            rows,
+            message_ids=[row.source_message_id or row.source_floor_id for row in rows],
+            with_text=getattr(self.model_admin, "show_source_text", False),
+        )
+        for row in rows:
+            row.page_refs = refs
         self.result_list = rows
 
 
@@ -80,8 +87,11 @@ class MemoryColumns:
         if obj.type == "summary" and obj.summary_tier:
             return f"summary · {obj.summary_tier}"
         if obj.type == "fact" and obj.fact_key:
-            return format_html("fact<br><code>{}</code>", obj.fact_key[:60])
-        return obj.type
+            # Break a long dotted key at its dots, not mid-word.
+            parts = short(obj.fact_key, 48).split(".")
+            key = format_html(".<wbr>".join(["{}"] * len(parts)), *parts)
+            return format_html('fact<br><code class="fact-key" title="{}">{}</code>', obj.fact_key, key)
+        return obj.type.replace("_", " ")
 
     @admin.display(description="content")
     def excerpt_col(self, obj) -> str:
@@ -94,13 +104,22 @@ class MemoryColumns:
             '{}<span class="memory-excerpt" title="{}">{}{}</span>', prefix, obj.pk, text[:EXCERPT_CHARS] or "(empty)", more
         )
 
-    @admin.display(description="created / last used", ordering="created_at")
+    @admin.display(description="created / used", ordering="created_at")
     def dates(self, obj) -> str:
-        used = obj.last_used_at.strftime("%Y-%m-%d %H:%M") if obj.last_used_at else "never used"
+        used = f"used {obj.last_used_at:%Y-%m-%d}" if obj.last_used_at else "never used"
         return format_html(
-            '<span class="nowrap">{}</span><br><span class="quiet nowrap">{}</span>',
-            obj.created_at.strftime("%Y-%m-%d %H:%M"),
+            '<span class="nowrap" title="{}">{}</span><br><span class="quiet nowrap">{}</span>',
+            f"{obj.created_at:%Y-%m-%d %H:%M:%S} UTC",
+            f"{obj.created_at:%Y-%m-%d %H:%M}",
             used,
+        )
+
+    @admin.display(description="imp. / conf.", ordering="importance")
+    def scores(self, obj) -> str:
+        return format_html(
+            '<span class="score" title="importance">{}</span><br><span class="score" title="confidence">{}</span>',
+            _meter(obj.importance),
+            _meter(obj.confidence),
         )
 
     @admin.display(description="importance", ordering="importance")
@@ -118,23 +137,33 @@ class MemoryColumns:
             label = f"{label} / deprecated"
         return format_html('<span class="memory-state memory-state-{}">{}</span>', obj.lifecycle_status, label)
 
-    @admin.display(description="source")
+    @admin.display(description="source / scope")
     def source(self, obj) -> str:
-        parts = []
+        """The floor it came from (conversation and floor number, linked), the
+        scope in words, and the workspace: three short lines."""
+        refs = getattr(obj, "page_refs", None) or PageRefs.for_rows(
+            [obj], message_ids=[obj.source_message_id or obj.source_floor_id]
+        )
+        lines = []
+        source_id = obj.source_message_id or obj.source_floor_id
+        floor = refs.floor_html(source_id)
+        if floor is not None:
+            lines.append(floor)
+        elif source_id:
+            lines.append(format_html('<span class="quiet" title="{}">source message gone</span>', source_id))
+        scope_id = obj.scope_ref if hasattr(obj, "scope_ref") else obj.scope_id
         if obj.store_id:
-            parts.append(format_html("store {}", obj.store.name if obj.store else obj.store_id))
-        if obj.source_message_id or obj.source_floor_id:
-            url = reverse("admin:memories_memoryitem_source", args=[quote(obj.pk)])
-            parts.append(format_html('<a href="{}">floor {}</a>', url, obj.source_message_id or obj.source_floor_id))
-        if obj.source_job_id:
-            url = reverse("admin:memories_memoryjob_change", args=[quote(obj.source_job_id)])
-            parts.append(format_html('<a href="{}">job</a>', url))
-        scope = obj.scope
-        ref = getattr(obj, "scope_ref", "")
-        if ref and scope not in ("global", "store"):
-            scope = f"{scope}: {ref}"
-        parts.append(format_html('<span class="quiet">{}</span>', scope))
-        return format_html("{}", format_html("<br>".join(["{}"] * len(parts)), *parts))
+            lines.append(format_html("store {}", short(obj.store.name if obj.store else obj.store_id)))
+        elif floor is not None and obj.scope in ("chat", "branch", "floor"):
+            # The floor line already names the conversation.
+            parsed = parse_branch_scope(scope_id) if obj.scope == "branch" else None
+            label = {"chat": "conversation scope", "floor": "floor scope"}.get(obj.scope)
+            label = label or (f"branch {short(parsed[1], 20)}" if parsed else "branch scope")
+            lines.append(format_html('<span class="quiet">{}</span>', label))
+        else:
+            lines.append(refs.scope_html(obj.scope, scope_id, obj.workspace_id))
+        lines.append(format_html('<span class="quiet">{}</span>', short(obj.workspace.name, 24)))
+        return format_html('<div class="source-cell">{}</div>', format_html("<br>".join(["{}"] * len(lines)), *lines))
 
     @admin.display(description="workspace", ordering="workspace__name")
     def workspace_col(self, obj) -> str:
