@@ -1,6 +1,9 @@
+from django.urls import re_path
 from rest_framework.routers import SimpleRouter
 
+from memories.recall.views import ConversationContextViewSet
 from memories.urls_stores import store_urlpatterns
+from memories.views.agent_tools import AgentToolViewSet
 from memories.views.edges import MemoryEdgeViewSet
 from memories.views.items import MemoryItemViewSet
 from memories.views.jobs import MemoryJobViewSet, MemoryScopeViewSet
@@ -11,4 +14,13 @@ router.register("memory_edges", MemoryEdgeViewSet, basename="memory-edge")
 router.register("memory_jobs", MemoryJobViewSet, basename="memory-job")
 router.register("memory_scopes", MemoryScopeViewSet, basename="memory-scope")
 
-urlpatterns = [*router.urls, *store_urlpatterns]
+urlpatterns = [
+    *router.urls,
+    re_path(r"^agent_tools$", AgentToolViewSet.as_view({"get": "list"}), name="agent-tool-list"),
+    re_path(r"^agent_tools/(?P<tool_name>[^/]+)$", AgentToolViewSet.as_view({"post": "execute"}),
+            name="agent-tool-execute"),
+    *store_urlpatterns,
+    # Under the conversation's path, as spec 002 puts it; served by recall.
+    re_path(r"^conversations/(?P<conversation_id>[^/]+)/context$",
+            ConversationContextViewSet.as_view({"post": "assemble"}), name="conversation-context"),
+]

@@ -397,5 +397,22 @@ def call_store_tool(
     return Call("POST", f"memory_stores/{seg(store_id)}/tools/{seg(name)}", json=body, parse=body_of)
 
 
+def list_agent_tools() -> Call:
+    """`{"data": [{"name", "title", "description", "input_schema", "read_only", "destructive"}]}`:
+    the MCP server's tools (memory stores and conversation memory); a read-only
+    key gets only the tools that do not write."""
+    return Call("GET", "agent_tools", parse=body_of)
+
+
+def call_agent_tool(*, name: str, input: dict[str, Any] | None = None, client_name: str | None = None) -> Call:
+    """Runs one of the MCP server's tools: a `tool_result` as `call_store_tool`
+    gives. `client_name` (an MCP client's name) is recorded with the key as the
+    actor of what it writes. Not retried: write tools are not idempotent."""
+    body: dict[str, Any] = {"input": {} if input is None else input}
+    if client_name is not None:
+        body["client_name"] = client_name
+    return Call("POST", f"agent_tools/{seg(name)}", json=body, parse=body_of)
+
+
 PUBLIC = [name for name, value in list(globals().items()) if callable(value) and not name.startswith("_")
           and getattr(value, "__module__", None) == __name__]

@@ -1,0 +1,52 @@
+"""`/v1/agent_tools`: the MCP server's tools over the REST API."""
+
+from __future__ import annotations
+
+import pytest
+
+from memories.models import MemoryVersion
+
+pytestmark = pytest.mark.django_db
+
+
+def test_list_by_key(api, readonly_api):
+    tools = api.get("/v1/agent_tools").json()["data"]
+    assert {t["name"] for t in tools} == {
+        "memory_list", "memory_search", "memory_read", "memory_write", "memory_edit", "memory_delete",
+        "recall", "remember", "forget", "list_memories",
+    }
+    remember = next(t for t in tools if t["name"] == "remember")
+    assert remember["read_only"] is False and remember["input_schema"]["required"] == ["content"]
+    read_only = readonly_api.get("/v1/agent_tools").json()["data"]
+    assert all(t["read_only"] for t in read_only) and len(read_only) == 5
+
+
+def test_execute_records_the_client(api):
+    response = api.post("/v1/agent_tools/remember", {"input": {"content": "Likes jazz"}, "client_name": "cli"},
+                        format="json")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["type"] == "tool_result" and body["is_error"] is False and body["tool_name"] == "remember"
+    memory_id = body["output"]["memory"]["id"]
+    version = MemoryVersion.objects.get(memory_id=memory_id)
+    assert (version.actor_type, version.actor_session_id) == ("session", "mcp:cli")
+    plain = api.post("/v1/agent_tools/remember", {"input": {"content": "Likes blues"}}, format="json").json()
+    version = MemoryVersion.objects.get(memory_id=plain["output"]["memory"]["id"])
+    assert (version.actor_type, version.actor_session_id) == ("api_key", None)
+
+
+def test_errors(api, readonly_api):
+    bad_input = api.post("/v1/agent_tools/recall", {"input": {"query": ""}}, format="json")
+    assert bad_input.status_code == 200 and bad_input.json()["is_error"] is True
+    assert bad_input.json()["content"] == "input.query must not be empty."
+    assert bad_input.json()["error"]["type"] == "invalid_request_error"
+    unknown = api.post("/v1/agent_tools/summon", {"input": {}}, format="json")
+    assert unknown.status_code == 404 and unknown.json()["error"]["type"] == "not_found_error"
+    denied = readonly_api.post("/v1/agent_tools/remember", {"input": {"content": "x"}}, format="json")
+    assert denied.status_code == 403 and "read-only" in denied.json()["error"]["message"]
+    allowed = readonly_api.post("/v1/agent_tools/list_memories", {"input": {}}, format="json")
+    assert allowed.status_code == 200 and allowed.json()["output"]["meta"]["total"] == 0
+    misspelt = api.post("/v1/agent_tools/recall", {"inputs": {"query": "x"}}, format="json")
+    assert misspelt.status_code == 400
+    not_object = api.post("/v1/agent_tools/recall", {"input": ["x"]}, format="json")
+    assert not_object.status_code == 200 and not_object.json()["content"] == "The tool input must be an object."
