@@ -1,7 +1,7 @@
 """A local MCP server over stdio for clients that only launch local servers:
 the same tools as the service's `/mcp` endpoint, run through its REST API.
 
-    python -m memory_client.mcp --base-url http://127.0.0.1:8000 --api-key sk_...
+    python -m memory_client.mcp --base-url http://127.0.0.1:8000 --api-key mk_...
     memory-mcp --base-url ... --api-key ...        (the console script)
 
 `MEMORY_BASE_URL` and `MEMORY_API_KEY` stand in for the flags. The tool list is
