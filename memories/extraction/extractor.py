@@ -1,11 +1,25 @@
 """The offline extractor: one batch of turns in, a micro summary, facts, open
-loops, resolutions and the next rolling summary out. No network, deterministic.
+loops, resolutions and the next rolling summary out, each with the messages
+it was made from. No network, deterministic.
 """
 
 from __future__ import annotations
 
-from memories.extraction.patterns import match_closure, match_facts, match_task
-from memories.extraction.summarizer import compose, context_sentences, parse_sections, summarize_turns
+import re
+
+from memories.extraction.dialog import HUMAN, dialog_mode, prepare_turns
+from memories.extraction.patterns import FactMatch, Subject, match_facts, speaker_subject
+from memories.extraction.summarizer import (
+    ROLLING_SHARES,
+    Piece,
+    compose,
+    context_sentences,
+    merge_summaries,
+    parse_sections,
+    split_label,
+    summarize_turns,
+)
+from memories.extraction.tasks import has_deadline, match_closure, match_task
 from memories.extraction.text import detect_language, is_small_talk, similarity, split_sentences, terms
 from memories.extraction.types import (
     ExtractedFact,
@@ -13,6 +27,7 @@ from memories.extraction.types import (
     ExtractionInput,
     ExtractionResult,
     Resolution,
+    Turn,
 )
 
 # A closure matches an open loop when they share this much of the smaller term
@@ -21,6 +36,15 @@ RESOLVE_OVERLAP = 0.3
 # A bare "done!" / "搞定了" closes the most recent loop only if it was opened
 # within this many floors: further back, "done" is more likely about something else.
 BARE_CLOSURE_WINDOW = 6
+# A task with a due date is what the next turns most need; one without, less.
+DEADLINE_LOOP_IMPORTANCE = 0.85
+LOOP_IMPORTANCE = 0.7
+# The rolling summary takes this many of the batch's best context sentences;
+# the rest of its context is carried from the previous rolling summary.
+ROLLING_BATCH_CONTEXT = 4
+
+_TASK_LABELS = ("To do: ", "待办：")
+_NAME_IN_FACT = re.compile(r"^(?:User's name is |用户叫)(?P<name>.+)$")
 
 
 def _overlap(a: list[str], b: str) -> float:
@@ -32,117 +56,205 @@ def _overlap(a: list[str], b: str) -> float:
     return len(stems_a & stems_b) / min(len(stems_a), len(stems_b))
 
 
-def conversation_language(data: ExtractionInput) -> str:
-    """The language of the latest turns (the summary rule: write as the conversation does)."""
-    recent = [t.text for t in data.turns if t.role in {"user", "assistant"}][-20:]
-    text = " ".join(recent) or data.previous_summary
-    return detect_language(text)
-
-
-def extract(data: ExtractionInput) -> ExtractionResult:
-    language = conversation_language(data)
-    facts: list[ExtractedFact] = []
-    loops: list[ExtractedLoop] = []
-    resolutions: list[Resolution] = []
-    open_loops: list[tuple[str, str, int | None]] = [(o.id, o.content, o.floor_no) for o in data.open_loops]
-    resolved_texts: list[str] = []
-
-    for turn in data.turns:
-        if turn.role not in {"user", "assistant"}:
-            continue  # tool calls and results, and system prompts, are not conversation content
-        for sentence in split_sentences(turn.text):
-            if is_small_talk(sentence):
-                continue
-            closed, closure_terms = match_closure(sentence)
-            if closed and open_loops:
-                best = max(open_loops, key=lambda loop: _overlap(closure_terms, loop[1]))
-                score = _overlap(closure_terms, best[1])
-                target = None
-                if score >= RESOLVE_OVERLAP:
-                    target = best
-                elif len(closure_terms) <= 2 and turn.role == "user":
-                    latest = open_loops[-1]
-                    if latest[2] is None or turn.floor_no - latest[2] <= BARE_CLOSURE_WINDOW:
-                        target = latest
-                if target is not None:
-                    open_loops.remove(target)
-                    resolutions.append(Resolution(target=target[0], floor_no=turn.floor_no, message_id=turn.message_id))
-                    resolved_texts.append(target[1])
-                    continue
-            if turn.role != "user":
-                continue
-            task = match_task(sentence)
-            if task and not any(similarity(task, loop[1]) >= 0.6 for loop in open_loops):
-                zh = detect_language(sentence) == "zh"
-                ref = f"new:{len(loops)}"
-                content = f"待办：{task}" if zh else f"To do: {task}"
-                loops.append(ExtractedLoop(ref=ref, content=content, importance=0.75, floor_no=turn.floor_no,
-                                           message_id=turn.message_id))
-                open_loops.append((ref, content, turn.floor_no))
-                continue
-            for fact in match_facts(sentence):
-                if facts and facts[-1].key == fact.key and facts[-1].value == fact.value:
-                    continue
-                facts.append(ExtractedFact(key=fact.key, value=fact.value, content=fact.content,
-                                           importance=fact.importance, confidence=fact.confidence,
-                                           floor_no=turn.floor_no, message_id=turn.message_id))
-
-    # The batch's own view: the latest value per key, tasks opened and still open.
-    latest_by_key: dict[str, str] = {}
-    for fact in facts:
-        latest_by_key[fact.key] = fact.content
-    batch_facts = list(latest_by_key.values())
-    resolved_refs = {r.target for r in resolutions}
-    batch_tasks = [_strip_task_label(loop.content) for loop in loops if loop.ref not in resolved_refs]
-    batch_done = [_strip_task_label(text) for text in resolved_texts]
-    summary = summarize_turns(data.turns, language, facts=batch_facts, tasks=batch_tasks, done=batch_done)
-
-    rolling = _rolling_summary(data, language, facts, latest_by_key, open_loops, batch_done)
-    return ExtractionResult(language=language, summary=summary, rolling_summary=rolling, facts=facts,
-                            open_loops=loops, resolutions=resolutions)
-
-
 def _strip_task_label(text: str) -> str:
-    for label in ("To do: ", "待办："):
+    for label in _TASK_LABELS:
         if text.startswith(label):
             return text[len(label):]
     return text
 
 
+def conversation_language(data: ExtractionInput, turns: list[Turn] | None = None) -> str:
+    """The language of the latest turns (the summary rule: write as the conversation does)."""
+    turns = prepare_turns(data.turns) if turns is None else turns
+    recent = [t.text for t in turns][-20:]
+    text = " ".join(recent) or data.previous_summary
+    return detect_language(text)
+
+
+class _Batch:
+    """What one batch states, with the messages each item came from."""
+
+    def __init__(self, data: ExtractionInput) -> None:
+        self.data = data
+        self.facts: list[ExtractedFact] = []
+        self.matches: list[FactMatch] = []  # beside `facts`: renders a fact in the summary's language
+        self.loops: list[ExtractedLoop] = []
+        self.resolutions: list[Resolution] = []
+        self.open: list[tuple[str, str, int | None]] = [(o.id, o.content, o.floor_no) for o in data.open_loops]
+        self.done: list[Piece] = []
+
+    # --- facts
+
+    def _retarget(self, fact: FactMatch) -> FactMatch:
+        """"I no longer drink coffee" ends the fact that said coffee, whatever
+        its key: the new fact takes that key so that the old one is replaced."""
+        if fact.kind != "no_longer":
+            return fact
+        prefix = f"{fact.subject.key}.preference."
+        value = fact.value.lower()
+        earlier = [(f.key, f.content) for f in self.facts] + [(k.key, k.content) for k in reversed(self.data.known_facts)]
+        for key, content in earlier:
+            if key.startswith(prefix) and value in content.lower() and key != fact.key:
+                return FactMatch(**{**fact.__dict__, "key": key})
+        return fact
+
+    def add_fact(self, fact: FactMatch, turn: Turn) -> None:
+        fact = self._retarget(fact)
+        for existing in self.facts:
+            if existing.key == fact.key and existing.content == fact.content:
+                if turn.message_id not in existing.message_ids:
+                    existing.message_ids.append(turn.message_id)
+                return
+        self.facts.append(ExtractedFact(
+            key=fact.key, value=fact.value, content=fact.content, importance=fact.importance,
+            confidence=fact.confidence, floor_no=turn.floor_no, message_id=turn.message_id,
+            message_ids=[turn.message_id],
+        ))
+        self.matches.append(fact)
+
+    # --- loops
+
+    def add_task(self, task: str, turn: Turn, *, owner: str | None) -> None:
+        for ref, content, _floor in self.open:
+            if similarity(task, _strip_task_label(content)) >= 0.6:
+                loop = next((loop for loop in self.loops if loop.ref == ref), None)
+                if loop is not None and turn.message_id not in loop.message_ids:
+                    loop.message_ids.append(turn.message_id)
+                return
+        zh = detect_language(task) == "zh"
+        text = task + (f"（{owner}）" if zh else f" ({owner})") if owner else task
+        content = f"待办：{text}" if zh else f"To do: {text}"
+        ref = f"new:{len(self.loops)}"
+        importance = DEADLINE_LOOP_IMPORTANCE if has_deadline(task) else LOOP_IMPORTANCE
+        self.loops.append(ExtractedLoop(ref=ref, content=content, importance=importance, floor_no=turn.floor_no,
+                                        message_id=turn.message_id, message_ids=[turn.message_id]))
+        self.open.append((ref, content, turn.floor_no))
+
+    def close(self, closure_terms: list[str], turn: Turn, *, may_close_bare: bool) -> bool:
+        if not self.open:
+            return False
+        best = max(self.open, key=lambda loop: _overlap(closure_terms, loop[1]))
+        target = None
+        if _overlap(closure_terms, best[1]) >= RESOLVE_OVERLAP:
+            target = best
+        elif len(closure_terms) <= 2 and may_close_bare:
+            latest = self.open[-1]
+            if latest[2] is None or turn.floor_no - latest[2] <= BARE_CLOSURE_WINDOW:
+                target = latest
+        if target is None:
+            return False
+        self.open.remove(target)
+        self.resolutions.append(Resolution(target=target[0], floor_no=turn.floor_no, message_id=turn.message_id))
+        opened = next((loop for loop in self.loops if loop.ref == target[0]), None)
+        sources = (*(opened.message_ids if opened else ()), turn.message_id)
+        self.done.append(Piece(_strip_task_label(target[1]), tuple(dict.fromkeys(sources))))
+        return True
+
+
+def _user_name(data: ExtractionInput, batch: _Batch) -> str | None:
+    for fact in reversed(batch.facts):
+        if fact.key == "user.name":
+            return fact.value
+    for known in reversed(data.known_facts):
+        if known.key == "user.name":
+            match = _NAME_IN_FACT.match(known.content)
+            if match:
+                return match.group("name").strip()
+    return None
+
+
+def extract(data: ExtractionInput) -> ExtractionResult:
+    turns = prepare_turns(data.turns)
+    human = dialog_mode(turns) == HUMAN
+    language = conversation_language(data, turns)
+    zh_summary = language == "zh"
+    batch = _Batch(data)
+
+    for turn in turns:
+        # In a dialog of two people both speak of themselves; in an assistant
+        # dialog the assistant's statements are advice, not facts about anyone.
+        states_facts = human or turn.role == "user"
+        subject: Subject = speaker_subject(role=turn.role, speaker=turn.speaker, human=human)
+        owner = turn.speaker if human else None
+        for sentence in split_sentences(turn.text):
+            if is_small_talk(sentence):
+                continue
+            closed, closure_terms = match_closure(sentence)
+            if closed and batch.close(closure_terms, turn, may_close_bare=states_facts):
+                continue
+            if not states_facts:
+                continue
+            task = match_task(sentence)
+            if task:
+                batch.add_task(task, turn, owner=owner)
+            for fact in match_facts(sentence, subject):
+                batch.add_fact(fact, turn)
+
+    # The batch's own view: the latest value per key, tasks opened and still open.
+    latest: dict[str, tuple[ExtractedFact, FactMatch]] = {}
+    for fact, match in zip(batch.facts, batch.matches, strict=True):
+        latest.pop(fact.key, None)
+        latest[fact.key] = (fact, match)
+    fact_pieces = [Piece(match.render(zh_summary), tuple(fact.message_ids)) for fact, match in latest.values()]
+    resolved = {r.target for r in batch.resolutions}
+    task_pieces = [Piece(_strip_task_label(loop.content), tuple(loop.message_ids))
+                   for loop in batch.loops if loop.ref not in resolved]
+    user_name = None if human else _user_name(data, batch)
+    micro = summarize_turns(turns, language, facts=fact_pieces, tasks=task_pieces, done=batch.done, human=human,
+                            user_name=user_name)
+    floor_of = {t.message_id: t.floor_no for t in data.turns}
+    summary_sources = sorted(set(micro.sources), key=lambda mid: floor_of.get(mid, 0))
+
+    rolling, rolling_sources = _rolling_summary(data, turns, language, human, user_name, latest, batch)
+    return ExtractionResult(
+        language=language, summary=micro.text, rolling_summary=rolling, facts=batch.facts,
+        open_loops=batch.loops, resolutions=batch.resolutions, summary_sources=summary_sources,
+        rolling_sources=rolling_sources,
+    )
+
+
 def _rolling_summary(
     data: ExtractionInput,
+    turns: list[Turn],
     language: str,
-    facts: list[ExtractedFact],
-    latest_by_key: dict[str, str],
-    open_loops: list[tuple[str, str, int | None]],
-    done: list[str],
-) -> str:
+    human: bool,
+    user_name: str | None,
+    latest: dict[str, tuple[ExtractedFact, FactMatch]],
+    batch: _Batch,
+) -> tuple[str, list[str]]:
     """The conversation's summary after this batch: current facts (a newer value
     replaces the old), tasks still open, and context carried over from the
-    previous summary with this batch's context added (newest kept first)."""
-    current: dict[str, str] = {fact.key: fact.content for fact in data.known_facts}
-    current.update(latest_by_key)
+    previous summary with this batch's context added; and the messages it
+    draws on (the previous summary's, and this batch's that it kept)."""
+    zh = language == "zh"
     # Newest-stated facts first so that they survive the length cap.
-    order = [f.key for f in reversed(facts)] + [f.key for f in data.known_facts]
-    seen: set[str] = set()
-    fact_texts: list[str] = []
-    for key in order:
-        if key in current and key not in seen:
-            seen.add(key)
-            fact_texts.append(current[key])
-    tasks = [_strip_task_label(text) for _, text, _ in reversed(open_loops)]
+    facts: list[Piece] = [Piece(match.render(zh), tuple(fact.message_ids)) for fact, match in reversed(latest.values())]
+    facts += [Piece(known.content) for known in reversed(data.known_facts) if known.key not in latest]
+    loop_sources = {loop.ref: tuple(loop.message_ids) for loop in batch.loops}
+    tasks = [Piece(_strip_task_label(text), loop_sources.get(ref, ())) for ref, text, _ in reversed(batch.open)]
     previous = parse_sections(data.previous_summary)
-    scored = context_sentences(data.turns, language, exclude=[*fact_texts, *tasks, *done])
-    best = sorted(range(len(scored)), key=lambda i: scored[i][0], reverse=True)[:4]
+    excluded = [p.text for p in [*facts, *tasks, *batch.done]]
+    scored = context_sentences(turns, language, exclude=excluded, human=human, user_name=user_name)
+    best = sorted(range(len(scored)), key=lambda i: scored[i].score, reverse=True)[:ROLLING_BATCH_CONTEXT]
     # Context from before a switch of language is left out: the summary is
     # written in the language the conversation now uses.
-    carried = [s for s in previous["context"] if detect_language(s) == language]
-    context = carried + [scored[i][1] for i in sorted(best)]
-    return compose(language, facts=fact_texts, tasks=tasks, done=done[-2:], context=context)
+    carried = [c for c in previous["context"] if detect_language(split_label(c)[1]) == language]
+    context = [Piece(c, (), 100.0 + len(carried) - i) for i, c in enumerate(carried)]
+    context += [Piece(scored[i].text, tuple(scored[i].sources), rank) for rank, i in
+                enumerate(best)]
+    # Written in conversation order: carried context first, then this batch's.
+    context = context[:len(carried)] + sorted(context[len(carried):], key=lambda p: _order(p, scored))
+    composed = compose(language, facts=facts, tasks=tasks, done=batch.done[-2:], context=context,
+                       shares=ROLLING_SHARES)
+    floor_of = {t.message_id: t.floor_no for t in data.turns}
+    new = sorted((s for s in composed.sources if s in floor_of), key=lambda mid: floor_of[mid])
+    return composed.text, list(dict.fromkeys([*data.previous_summary_sources, *new]))
+
+
+def _order(piece: Piece, scored) -> int:
+    return next((c.order for c in scored if c.text == piece.text), 0)
 
 
 def compact(summaries: list[str]) -> str:
     """A macro summary merging micro summaries (oldest first)."""
-    from memories.extraction.summarizer import merge_summaries
-
     return merge_summaries(summaries)

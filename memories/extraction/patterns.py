@@ -1,20 +1,69 @@
-"""Rule-based recognizers for the offline extractor, English and Chinese.
+"""Rule-based fact recognizers for the offline extractor, English and Chinese.
 
-Each recognizer reads one sentence of one message and returns what it states:
-a fact (a normalized key and a value), an open task, or a closure. Keys are
-canonical across both languages ("我的邮箱" and "my email" are both
-`user.email`) so that a later value of the same key replaces the earlier one.
+Each recognizer reads one sentence of one speaker and returns the facts it
+states, about the speaker ("I'm allergic to cats"), about someone the speaker
+names by relation ("my partner Sam is allergic to peanuts", "my sister lives
+in Denver") or by name ("Tom is allergic to peanuts"). A fact has a key made of
+its subject and attribute (`user.location`, `person.sam.allergy.peanuts`), so
+that a later value of the same key replaces the earlier one: corrections
+("changed my mind: aisle seats please", "our budget is now $4,000") reuse the
+key on purpose.
+
+Precision comes before recall: only known attributes, relations and
+preference objects make facts; an opinion, a request or a clause that merely
+looks like "I like ..." makes none.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from memories.extraction.text import detect_language, normalize_space, terms
+from memories.extraction.text import LITERAL_RE, collapse_space, detect_language, terms
+from memories.extraction.vocabulary import (
+    ATTRIBUTE_IMPORTANCE,
+    ATTRIBUTE_LABELS,
+    ATTRIBUTES,
+    CATEGORIES,
+    EN_TEMPLATES,
+    FAVORITE_WORDS,
+    IMPORTANCE,
+    NOT_ATTRIBUTES,
+    NOT_NAMES,
+    OCCUPATIONS,
+    RELATIONS,
+    SINGLE_RELATIONS,
+    ZH_TEMPLATES,
+)
 
-_ZH_STOP = r"[，。！？；,.!?;\n]"
-_EN_STOP = r"[,.;!?\n]"
+
+@dataclass(frozen=True)
+class Subject:
+    """Whom a fact is about: its key prefix and how each language names it."""
+
+    key: str
+    en: str
+    zh: str
+    speaker: bool = True  # the person speaking (as opposed to someone they mention)
+
+
+USER = Subject("user", "User", "用户")
+
+
+def slug(text: str) -> str:
+    text = re.sub(r"[^\w\u4e00-\u9fff]+", "_", collapse_space(text).lower())
+    return text.strip("_")[:60]
+
+
+def speaker_subject(*, role: str, speaker: str | None, human: bool) -> Subject:
+    """The subject of a speaker's first-person facts: named people by name;
+    the user of an assistant as `user`; the second person of an unnamed
+    human dialog by their role."""
+    if speaker:
+        return Subject(f"person.{slug(speaker)}", speaker, speaker)
+    if role == "assistant" and human:
+        return Subject("assistant", "Assistant", "助手")
+    return USER
 
 
 @dataclass(frozen=True)
@@ -24,314 +73,473 @@ class FactMatch:
     content: str
     importance: float
     confidence: float
+    kind: str = "attribute"
+    subject: Subject = USER
+    label: tuple[str, str] = ("", "")
+    templates: tuple[dict, dict] = field(default=(EN_TEMPLATES, ZH_TEMPLATES), repr=False, compare=False)
+
+    def render(self, zh: bool) -> str:
+        """The fact written in English or Chinese (the value as it was said)."""
+        template = (self.templates[1] if zh else self.templates[0])[self.kind]
+        return template.format(s=self.subject.zh if zh else self.subject.en, v=self.value,
+                               a=self.label[1] if zh else self.label[0])
 
 
-# Attribute names (after "my ..." / "我的...") -> canonical key.
-_ATTRIBUTES = {
-    "name": "name", "full name": "name", "名字": "name", "姓名": "name",
-    "email": "email", "email address": "email", "e-mail": "email", "邮箱": "email", "电子邮箱": "email", "邮件地址": "email",
-    "phone": "phone", "phone number": "phone", "mobile": "phone", "cell": "phone", "number": "phone",
-    "电话": "phone", "手机": "phone", "手机号": "phone", "电话号码": "phone", "手机号码": "phone",
-    "address": "address", "home address": "address", "地址": "address", "住址": "address", "家庭住址": "address",
-    "birthday": "birthday", "birth date": "birthday", "date of birth": "birthday", "生日": "birthday",
-    "city": "location", "hometown": "hometown", "家乡": "hometown", "老家": "hometown", "城市": "location",
-    "job": "occupation", "occupation": "occupation", "profession": "occupation", "role": "occupation", "职业": "occupation",
-    "company": "employer", "employer": "employer", "公司": "employer", "单位": "employer",
-    "timezone": "timezone", "time zone": "timezone", "时区": "timezone",
-    "age": "age", "年龄": "age",
-    "budget": "budget", "预算": "budget",
-    "deadline": "deadline", "截止日期": "deadline",
-    "wife": "spouse", "husband": "spouse", "partner": "spouse", "老婆": "spouse", "老公": "spouse", "妻子": "spouse", "丈夫": "spouse",
-}
-# Attributes that are opinions or chatter, not facts about the user.
-_NOT_ATTRIBUTES = {
-    "question", "problem", "issue", "point", "guess", "bad", "pleasure", "fault", "mistake", "apologies",
-    "understanding", "thought", "thoughts", "opinion", "answer", "code", "test", "turn", "concern", "idea",
-    "问题", "意思", "想法", "看法", "错", "代码",
-}
+def _fact(kind: str, key: str, value: str, subject: Subject, zh: bool, *, importance: float | None = None,
+          confidence: float = 0.85, label: tuple[str, str] = ("", "")) -> FactMatch:
+    match = FactMatch(key=key, value=value, content="", importance=importance or IMPORTANCE.get(kind, 0.6),
+                      confidence=confidence, kind=kind, subject=subject, label=label)
+    return FactMatch(**{**match.__dict__, "content": match.render(zh)})
 
-# Preference objects -> category, so that "I prefer tea" and "我现在改喝咖啡了"
-# land on the same key (user.preference.drink).
-_CATEGORIES: dict[str, tuple[str, ...]] = {
-    "drink": ("coffee", "tea", "green tea", "black tea", "latte", "espresso", "cappuccino", "americano", "juice",
-              "water", "milk", "beer", "wine", "cola", "soda", "咖啡", "茶", "绿茶", "红茶", "奶茶", "果汁", "牛奶",
-              "啤酒", "红酒", "可乐", "拿铁", "美式", "乌龙", "豆浆"),
-    "diet": ("vegetarian", "vegan", "gluten-free", "keto", "halal", "kosher", "素食", "吃素", "清真", "低碳水"),
-    "food": ("pizza", "sushi", "noodles", "ramen", "rice", "pasta", "burger", "salad", "steak", "dumplings",
-             "hot pot", "spicy food", "seafood", "chocolate", "火锅", "面条", "米饭", "饺子", "寿司", "披萨", "汉堡",
-             "沙拉", "牛排", "川菜", "粤菜", "湘菜", "辣", "海鲜", "巧克力", "包子"),
-    "color": ("red", "blue", "green", "yellow", "black", "white", "purple", "orange", "pink", "grey", "gray",
-              "红色", "蓝色", "绿色", "黄色", "黑色", "白色", "紫色", "橙色", "粉色", "灰色"),
-    "programming_language": ("python", "rust", "golang", "java", "javascript", "typescript", "c++", "kotlin",
-                             "swift", "ruby", "php", "haskell", "scala", "elixir"),
-    "editor": ("vim", "neovim", "emacs", "vs code", "vscode", "pycharm", "intellij", "sublime", "cursor"),
-    "os": ("linux", "macos", "windows", "ubuntu", "debian", "arch"),
-    "reply_style": ("short answers", "short replies", "concise", "brief", "detailed", "bullet points", "examples",
-                    "简洁", "简短", "详细", "要点", "列表", "分点", "举例"),
-    "language": ("english", "chinese", "mandarin", "cantonese", "japanese", "french", "german", "spanish",
-                 "中文", "英文", "英语", "汉语", "普通话", "粤语", "日语"),
-    "seat": ("window seat", "aisle seat", "靠窗", "过道"),
-    "transport": ("train", "trains", "flying", "flights", "driving", "bike", "cycling", "subway", "高铁", "火车",
-                  "飞机", "开车", "地铁", "骑车"),
-    "music": ("jazz", "rock", "classical", "pop music", "hip hop", "blues", "爵士", "摇滚", "古典", "流行音乐", "民谣"),
-    "sport": ("running", "swimming", "tennis", "basketball", "football", "soccer", "yoga", "hiking", "climbing",
-              "badminton", "跑步", "游泳", "网球", "篮球", "足球", "瑜伽", "爬山", "徒步", "羽毛球", "攀岩"),
-    "pet": ("cats", "dogs", "猫", "狗"),
-    "meeting_time": ("morning meetings", "afternoon meetings", "mornings", "afternoons", "evenings",
-                     "上午开会", "下午开会", "上午", "下午", "晚上"),
-}
-# "my favorite <word>" / "最喜欢的<word>" -> category.
-_FAVORITE_WORDS = {
-    "drink": "drink", "beverage": "drink", "food": "food", "dish": "food", "color": "color", "colour": "color",
-    "language": "language", "programming language": "programming_language", "editor": "editor",
-    "music": "music", "sport": "sport", "饮料": "drink", "食物": "food", "菜": "food", "颜色": "color",
-    "语言": "language", "编程语言": "programming_language", "编辑器": "editor", "音乐": "music", "运动": "sport",
-}
+
+# --- Values ------------------------------------------------------------------------
+
 _ZH_VERB_PREFIX = re.compile(r"^(喝|吃|用|听|看|玩|去|坐|住|穿)")
-_EN_TRAILING = re.compile(r"\s+(now|these days|nowadays|instead|anymore|any more|more|a lot|too|as well|best|most|better|over .*|rather than .*|than .*)$", re.I)
-_EN_CLAUSE_BREAK = re.compile(r"\s+(?:and|but|so|because|which|who|since|while|though|although|as|when|where|if|for)\s+", re.I)
-_EN_TIME_TAIL = re.compile(r"\s+(?:last|this|next)\s+(?:week|month|year|weekend)$|\s+(?:yesterday|today|recently|lately)$|\s+(?:for|since)\s+\S+(?:\s+\S+)?$", re.I)
+_EN_TRAILING = re.compile(
+    r"\s+(now|these days|nowadays|instead|anymore|any more|more|a lot|too|as well|best|most|better|honestly|"
+    r"actually|please|though|over .*|rather than .*|instead of .*|than .*)$", re.I)
+_EN_CLAUSE_BREAK = re.compile(r"\s+(?:and|but|so|because|which|who|since|while|though|although|as|when|where|if|for|in case|"
+                              r"with whom|that)\s+", re.I)
+_EN_CLAUSE_BREAK_KEEP_AND = re.compile(r"\s+(?:but|so|because|which|who|since|while|though|although|as|when|where|if|"
+                                       r"in case|that)\s+", re.I)
+_EN_TIME_TAIL = re.compile(r"\s+(?:last|this|next)\s+(?:week|month|year|weekend)$|\s+(?:yesterday|today|recently|lately)$|"
+                           r"\s+(?:for|since)\s+\S+(?:\s+\S+)?$", re.I)
 _ZH_TRAILING = re.compile(r"(了|啦|呢|吧|哦|呀|的|现在|一点|多了|更多|而不是.*|不是.*)$")
+# A preference's object is a thing, not a clause about someone.
+_EN_NOT_OBJECT = re.compile(r"^(your|that|this|it|its|these|those|him|her|them|you|me|us|what|how|when|where|why|if|"
+                            r"whether|know|ask|see|hear|think|say|tell|the idea|the way|to (?:know|ask|see|say|think))\b",
+                            re.I)
+_EN_CLAUSE_VERB = re.compile(r"\b(would|will|is|are|was|were|am|be|been|have|has|had|can|could|should|thought|think|"
+                             r"said|says|do|does|did|going|gonna|wanna|got)\b", re.I)
+_ZH_NOT_OBJECT = re.compile(r"^(你|这|那|它|他|她|知道|问)")
+_PHONE_RE = re.compile(r"\+?\d[\d\s().\-]{5,}\d")
+_EMAIL_RE = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
+_NAME_WORD = re.compile(r"[A-Z][A-Za-z\-']+")
 
 
-def _slug(text: str) -> str:
-    text = normalize_space(text).lower()
-    text = re.sub(r"[^\w\u4e00-\u9fff]+", "_", text)
-    return text.strip("_")[:60]
-
-
-def _category(value: str) -> str | None:
-    lowered = value.lower()
-    best: tuple[int, str] | None = None
-    for category, words in _CATEGORIES.items():
-        for word in words:
-            ascii_word = word.isascii()
-            hit = re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", lowered) if ascii_word else word in value
-            if hit and (best is None or len(word) > best[0]):
-                best = (len(word), category)
-    return best[1] if best else None
-
-
-def _clean_value(value: str, zh: bool) -> str:
-    value = normalize_space(value).strip(" \"'“”‘’「」:：")
+def _clean_value(value: str, zh: bool, *, keep_and: bool = False, keep_time: bool = False,
+                 keep_article: bool = False) -> str:
+    value = collapse_space(value).strip(" \"'“”‘’「」:：")
     for _ in range(2):
         value = (_ZH_TRAILING if zh else _EN_TRAILING).sub("", value).strip()
     if zh:
         value = _ZH_VERB_PREFIX.sub("", value)
     else:
         # One clause: "Alice and I live in Berlin" -> "Alice".
-        value = _EN_CLAUSE_BREAK.split(value)[0]
-        value = _EN_TIME_TAIL.sub("", value)
-        value = re.sub(r"^(to|the|a|an)\s+", "", value, flags=re.I)
-    return value.strip(" \"'“”‘’「」")
+        value = (_EN_CLAUSE_BREAK_KEEP_AND if keep_and else _EN_CLAUSE_BREAK).split(value)[0]
+        if not keep_time:
+            value = _EN_TIME_TAIL.sub("", value)
+        if not keep_article:
+            value = re.sub(r"^(to|the|a|an)\s+", "", value, flags=re.I)
+    return value.strip(" \"'“”‘’「」,，")
 
 
-def _attribute_key(attr: str) -> str | None:
-    attr = normalize_space(attr).lower().strip()
-    attr = re.sub(r"^(current|new|old|present)\s+", "", attr)
+def _value_ok(value: str, zh: bool, *, max_words: int = 8) -> bool:
+    return bool(value) and len(value) <= 80 and (zh or len(value.split()) <= max_words)
+
+
+def _name_value(text: str) -> str | None:
+    words = []
+    for word in text.split()[:3]:
+        if not _NAME_WORD.fullmatch(word) or word in NOT_NAMES:
+            break
+        words.append(word)
+    return " ".join(words) or None
+
+
+def category(value: str) -> str | None:
+    """The preference category of a thing ("window seats" -> seat), if known."""
+    lowered = value.lower()
+    best: tuple[int, str] | None = None
+    for name, words in CATEGORIES.items():
+        for word in words:
+            if word.isascii():
+                hit = re.search(rf"(?<![a-z]){re.escape(word)}(?:s|es)?(?![a-z])", lowered)
+            else:
+                hit = word in value
+            if hit and (best is None or len(word) > best[0]):
+                best = (len(word), name)
+    return best[1] if best else None
+
+
+def _preference(kind: str, value: str, subject: Subject, zh: bool, confidence: float) -> FactMatch | None:
+    cleaned = _clean_value(value, zh, keep_and=True)
+    if not _value_ok(cleaned, zh, max_words=6):
+        return None
+    if zh:
+        if _ZH_NOT_OBJECT.match(cleaned):
+            return None
+    elif _EN_NOT_OBJECT.match(cleaned) or _EN_CLAUSE_VERB.search(cleaned):
+        return None
+    found = category(cleaned)
+    if kind == "dislike":
+        key = f"{subject.key}.dislike.{slug(cleaned)}"
+    elif kind == "no_longer":
+        # Its own key unless the extractor finds the fact it ends (by value):
+        # "I no longer drink coffee" must not replace "User prefers tea".
+        key = f"{subject.key}.preference.{slug(cleaned)}"
+    elif found == "diet" and kind in {"prefer", "like"}:
+        return _fact("diet", f"{subject.key}.preference.diet", cleaned, subject, zh, confidence=confidence)
+    else:
+        key = f"{subject.key}.preference.{found or slug(cleaned)}"
+    if not terms(cleaned):
+        return None
+    importance = IMPORTANCE[kind] + (0.05 if found else 0.0)
+    return _fact(kind, key, cleaned, subject, zh, importance=round(importance, 2), confidence=confidence)
+
+
+# --- Subjects -------------------------------------------------------------------------
+
+_REL_EN = "|".join(sorted((re.escape(k) for k in RELATIONS if k.isascii()), key=len, reverse=True))
+_REL_ZH = "|".join(sorted((re.escape(k) for k in RELATIONS if not k.isascii()), key=len, reverse=True))
+_SUBJ_EN = (
+    r"(?:(?P<self>\bI)(?=['’\s])"
+    r"|\b(?P<own>[Mm]y|[Oo]ur)\s+(?P<rel>" + _REL_EN + r")\b(?:\s*,?\s+(?P<relname>[A-Z][a-z]+)\b)?"
+    r"|(?P<name>\b[A-Z][a-z]+(?:\s[A-Z][a-z]+)?))"
+)
+_SUBJ_ZH = r"(?:我的?(?P<rel>" + _REL_ZH + r")(?P<relname>[A-Z][a-z]+)?|(?P<self>我))"
+_CLAUSE_OPENERS = frozenset([
+    "and", "but", "so", "because", "since", "also", "actually", "now", "btw", "well", "oh", "plus"
+])
+
+
+def _at_clause_start(sentence: str, start: int) -> bool:
+    before = sentence[:start].rstrip()
+    if not before or before[-1] in ",;:.!?—-–(\"“":
+        return True
+    return before.split()[-1].lower() in _CLAUSE_OPENERS
+
+
+def _subject(match: re.Match, sentence: str, speaker: Subject, zh: bool) -> Subject | None:
+    groups = match.groupdict()
+    if groups.get("self"):
+        return speaker
+    rel = groups.get("rel")
+    if rel:
+        if not zh and not _at_clause_start(sentence, match.start()):
+            return None
+        rel_en, rel_zh = RELATIONS[rel.lower() if rel.isascii() else rel]
+        relname = groups.get("relname")
+        if relname in NOT_NAMES:
+            relname = None
+        en = f"{speaker.en}'s {rel_en}" + (f" {relname}" if relname else "")
+        zh_name = f"{speaker.zh}的{rel_zh}" + (relname or "")
+        key = f"person.{slug(relname)}" if relname else f"{speaker.key}.{slug(rel_en)}"
+        return Subject(key, en, zh_name, speaker=False)
+    name = groups.get("name")
+    if name:
+        words = name.split()
+        if words[0] in NOT_NAMES or not _at_clause_start(sentence, match.start()):
+            return None
+        if len(words) > 1 and words[1] in NOT_NAMES:
+            name = words[0]
+        if name == speaker.en:
+            return speaker
+        return Subject(f"person.{slug(name)}", name, name, speaker=False)
+    return None
+
+
+# --- English ------------------------------------------------------------------------
+
+_V = r"(?P<val>(?:[^,.;!?\n]|(?<=\d)[.,](?=\d)|\.(?=\w))+)"
+_BE = r"(?:'m|’m|'s|’s|'re|\s+am|\s+is|\s+are)"
+_ADV = r"(?:\s+(?:also|now|currently|still|really|actually|severely|very|deathly|mostly|usually|definitely|absolutely|" \
+       r"totally|much|just|recently|finally|always))*"
+_OCC = "|".join(re.escape(o) for o in OCCUPATIONS)
+_EN_PREDICATES: list[tuple[str, str]] = [
+    ("allergy", _BE + _ADV + r"\s+(?P<neg>no\s+longer\s+|not\s+)?allergic\s+to\s+" + _V),
+    ("allergy", r"\s+(?:has|have)\s+(?:an?\s+)?(?:severe\s+|serious\s+|bad\s+)?(?P<val>[a-z]+(?:\s[a-z]+)?)\s+allergy\b"),
+    ("location", r"(?:" + _ADV + r"\s+(?:live|lives|reside|resides)|" + _BE + _ADV + r"\s+(?:living|based|located))\s+in\s+" + _V),
+    ("location", r"(?:'ve|’ve|'s|\s+have|\s+has)?" + _ADV + r"\s+moved\s+to\s+" + _V),
+    ("moving", _BE + _ADV + r"\s+(?:moving|relocating)\s+to\s+" + _V),
+    ("employer", r"(?:" + _ADV + r"\s+(?:work|works)|" + _BE + _ADV + r"\s+working)\s+(?:at|for)\s+" + _V),
+    ("occupation", _BE + _ADV + r"\s+an?\s+(?P<val>(?:[a-z\-]+\s+)?(?:" + _OCC + r"))\b"),
+    ("age", _BE + r"\s+(?P<val>\d{1,3})\s+(?:years old|yo|year-old)\b"),
+    ("diet", _BE + _ADV + r"\s+(?:a\s+)?(?P<val>vegetarian|vegan|pescatarian|gluten-free|keto)\b"),
+    ("negated", _ADV + r"\s+(?P<neg>don't|don’t|do not|doesn't|doesn’t|does not|no longer|never)\s+(?:really\s+)?"
+                r"(?:like|likes|enjoy|enjoys|want|wants|eat|eats|drink|drinks|use|uses)\s+" + _V),
+    ("dislike", _ADV + r"\s+(?:hate|hates|dislike|dislikes|can't stand|can’t stand|cannot stand|detest|detests)\s+" + _V),
+    ("like", _ADV + r"\s+(?:do\s+|does\s+)?(?P<verb>prefer|prefers|like|likes|love|loves|enjoy|enjoys|adore|adores)\s+" + _V),
+    ("prefer", r"(?:'d|’d|\s+would)\s+rather\s+(?:have\s+|use\s+|drink\s+|eat\s+|take\s+|get\s+|go with\s+)?" + _V),
+    ("prefer", r"(?:'ve|’ve|\s+have|\s+has)\s+switched\s+to\s+" + _V),
+]
+_EN_RULES = [(kind, re.compile(_SUBJ_EN + r"(?i:" + predicate + r")")) for kind, predicate in _EN_PREDICATES]
+_EN_NAME_RULES = [
+    re.compile(r"\b(?i:my name is|my name's|i'm called|i am called|call me)\s+(?P<val>[A-Z][\w\-']*(?:\s+[A-Z][\w\-']*)?)"),
+    re.compile(r"^(?:(?i:hi|hello|hey)(?:\s+there)?[,!.]*\s*)?(?:I'm|I’m|I am|(?i:this is))\s+(?P<val>[A-Z][\w\-']*(?:\s+[A-Z][\w\-']*)?)"
+               r"(?=\s*(?:[,.!;]|$|\s+(?i:and|from|here|btw|by the way)\b))"),
+]
+_EN_ATTRIBUTE_RULES = [
+    re.compile(r"\b(?P<own>[Mm]y|[Oo]ur)\s+(?P<attr>[a-z][a-z' \-]{1,40}?)\s+(?i:is now|'s now|is|are|'s|has changed to|"
+               r"changed to|has changed,?\s*(?:it's|it is)|changed,?\s*(?:it's|it is|to))\s+" + _V),
+    re.compile(r"\b(?i:please\s+)?(?i:change|update|set|switch)\s+(?P<own>my|our)\s+(?P<attr>[a-z][a-z' \-]{1,40}?)\s+to\s+" + _V),
+]
+_EN_RELATION_RULE = re.compile(r"\b(?P<own>[Mm]y|[Oo]ur)\s+(?P<rel>" + _REL_EN + r")\s*,?\s+(?P<relname>[A-Z][a-z]+)\b")
+_ATTR_TAIL = re.compile(r"\s+(?:lately|these days|now|right now|at the moment|currently|nowadays)$")
+
+
+def _attribute(attr: str) -> tuple[str, str, tuple[str, str]] | None:
+    """(kind, key part, labels) for an attribute name, or None when it names
+    nothing the rules keep."""
+    attr = _ATTR_TAIL.sub("", collapse_space(attr).lower())
+    attr = re.sub(r"^(current|new|old|present|actual)\s+", "", attr)
     attr = re.sub(r"^(现在的|新的|目前的)", "", attr)
-    if not attr or attr in _NOT_ATTRIBUTES or len(attr) > 30:
+    if not attr or len(attr) > 30:
         return None
     for prefix in ("favorite ", "favourite ", "最喜欢的", "最爱的"):
         if attr.startswith(prefix):
             word = attr[len(prefix):].strip()
-            category = _FAVORITE_WORDS.get(word)
-            return f"user.preference.{category}" if category else f"user.favorite_{_slug(word)}"
-    if attr in _ATTRIBUTES:
-        return f"user.{_ATTRIBUTES[attr]}"
-    if len(attr.split()) > 3:
-        return None
-    return f"user.{_slug(attr)}"
-
-
-_EN_TEMPLATES = {
-    "user.name": "User's name is {v}",
-    "user.location": "User lives in {v}",
-    "user.employer": "User works at {v}",
-    "user.workplace": "User works at {v}",
-    "user.occupation": "User works as {v}",
-    "user.age": "User is {v} years old",
-    "user.allergy": "User is allergic to {v}",
-}
-_ZH_TEMPLATES = {
-    "user.name": "用户叫{v}",
-    "user.location": "用户住在{v}",
-    "user.employer": "用户在{v}工作",
-    "user.workplace": "用户在{v}工作",
-    "user.occupation": "用户是{v}",
-    "user.age": "用户今年{v}岁",
-    "user.allergy": "用户对{v}过敏",
-}
-
-
-def render_fact(key: str, value: str, zh: bool, attr_label: str | None = None) -> str:
-    templates = _ZH_TEMPLATES if zh else _EN_TEMPLATES
-    if key in templates:
-        return templates[key].format(v=value)
-    if key == "user.preference.diet":
-        return f"用户饮食：{value}" if zh else f"User's diet: {value}"
-    if key.startswith("user.preference."):
-        return f"用户喜欢{value}" if zh else f"User prefers {value}"
-    if key.startswith("user.dislike."):
-        return f"用户不喜欢{value}" if zh else f"User dislikes {value}"
-    label = attr_label or key.removeprefix("user.").replace("_", " ")
-    return f"用户的{label}是{value}" if zh else f"User's {label} is {value}"
-
-
-def _fact(key: str, value: str, zh: bool, importance: float, confidence: float, label: str | None = None) -> FactMatch | None:
-    value = _clean_value(value, zh)
-    if not value or len(value) > 80 or (not zh and len(value.split()) > 8):
-        return None
-    return FactMatch(key=key, value=value, content=render_fact(key, value, zh, label), importance=importance, confidence=confidence)
-
-
-def _preference(value: str, zh: bool, negative: bool, confidence: float) -> FactMatch | None:
-    cleaned = _clean_value(value, zh)
-    if not cleaned:
-        return None
-    lowered = cleaned.lower()
-    # "I like your idea", "I'd like to know ...": opinions and requests, not preferences.
-    if not zh and re.match(r"^(your|that|this|it|these|those|him|her|them|you|what|how|when|where|know|ask|see)\b", lowered):
-        return None
-    if zh and re.match(r"^(你|这|那|它|他|她|知道|问)", cleaned):
-        return None
-    category = _category(cleaned)
-    if category is None:
-        head = terms(cleaned)
-        if not head:
+            found = FAVORITE_WORDS.get(word)
+            if found:
+                return "prefer", f"preference.{found}", ("", "")
+            return "attribute", f"favorite_{slug(word)}", (f"favorite {word}", f"最喜欢的{word}")
+    if attr.endswith("'s name") and attr[:-7] in RELATIONS:
+        return "relation", attr[:-7], RELATIONS[attr[:-7]]
+    if attr in RELATIONS:
+        return "relation", attr, RELATIONS[attr]
+    part = ATTRIBUTES.get(attr)
+    if part is None:
+        # Any other short noun ("my locker code is 4242") is an attribute too,
+        # if its value passes the stricter check of `_attribute_fact`.
+        if attr in NOT_ATTRIBUTES or len(attr.split()) > 3:
             return None
-        category = _slug(head[0])
-    kind = "dislike" if negative else "preference"
-    return _fact(f"user.{kind}.{category}", cleaned, zh, 0.7, confidence)
+        return "attribute", slug(attr), (attr, attr)
+    if part in {"name", "location", "employer", "occupation", "age"}:
+        return part, part, ("", "")
+    en, zh = ATTRIBUTE_LABELS.get(part, (attr, attr))
+    return "attribute", part, (en, zh)
 
 
-# A value runs to the end of its clause; a dot inside a token (an e-mail, a
-# domain, a decimal) does not end it.
-_V = r"(?P<val>(?:[^,.;!?\n]|\.(?=\w))+)"
-_ZV = r"(?P<val>(?:[^，。！？；,.!?;\n]|\.(?=\w)){1,40})"
-
-_EN_RULES: list[tuple[re.Pattern, str]] = [
-    (re.compile(r"\b(?i:my name is|i'm called|i am called|call me)\s+(?P<val>[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)?)"), "name"),
-    (re.compile(r"\b(?:please\s+)?(?:change|update|set|switch)\s+my\s+(?P<attr>[a-z][a-z' \-]{1,40}?)\s+to\s+" + _V, re.I), "attr"),
-    (re.compile(r"\bmy\s+(?P<attr>[a-z][a-z' \-]{1,40}?)\s+(?:is now|has changed to|changed to|is|are)\s+" + _V, re.I), "attr"),
-    (re.compile(r"\bi\s+(?:now\s+|currently\s+|still\s+)?(?:live|am living|reside)\s+in\s+" + _V, re.I), "location"),
-    (re.compile(r"\bi'm\s+(?:now\s+|currently\s+)?(?:living|based)\s+in\s+" + _V, re.I), "location"),
-    (re.compile(r"\bi\s+am\s+(?:now\s+|currently\s+)?based\s+in\s+" + _V, re.I), "location"),
-    (re.compile(r"\bi(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+)?moved\s+to\s+" + _V, re.I), "location"),
-    (re.compile(r"\bi\s+(?:now\s+|currently\s+)?work\s+(?:at|for)\s+" + _V, re.I), "employer"),
-    (re.compile(r"\bi(?:'m| am)\s+(?:now\s+)?(?:an?\s+)(?P<val>(?:[a-z\-]+\s+)?(?:engineer|developer|designer|teacher|doctor|nurse|student|manager|lawyer|writer|scientist|researcher|accountant|consultant|analyst|artist|chef|programmer|architect|founder|photographer))\b", re.I), "occupation"),
-    (re.compile(r"\bi(?:'m| am)\s+(?P<val>\d{1,3})\s+(?:years old|yo)\b", re.I), "age"),
-    (re.compile(r"\bi(?:'m| am)\s+allergic\s+to\s+" + _V, re.I), "allergy"),
-    (re.compile(r"\bi\s+(?:really\s+|now\s+|still\s+|actually\s+|much\s+|mostly\s+|usually\s+|also\s+|do\s+)*(?:don't|do not|no longer)\s+(?:like|enjoy|want)\s+" + _V, re.I), "dislike"),
-    (re.compile(r"\bi\s+(?:really\s+)?(?:hate|dislike|can't stand|cannot stand)\s+" + _V, re.I), "dislike"),
-    (re.compile(r"\bi\s+(?:really\s+|now\s+|still\s+|actually\s+|much\s+|mostly\s+|usually\s+|also\s+|definitely\s+)*(?:prefer|like|love|enjoy|adore)\s+" + _V, re.I), "preference"),
-    (re.compile(r"\bi(?:'d| would)\s+rather\s+(?:have\s+|use\s+|drink\s+|eat\s+)?" + _V, re.I), "preference"),
-    (re.compile(r"\bi(?:'ve| have)\s+switched\s+to\s+" + _V, re.I), "preference"),
-    (re.compile(r"\bi(?:'m| am)\s+(?:a\s+)?(?P<val>vegetarian|vegan|gluten-free|keto)\b", re.I), "preference"),
-]
-_ZH_RULES: list[tuple[re.Pattern, str]] = [
-    (re.compile(r"我叫(?P<val>[\u4e00-\u9fffA-Za-z]{1,10}?)(?=[，。！？,.!?\s]|$)"), "name"),
-    (re.compile(r"(?:把|将)?我的(?P<attr>[\u4e00-\u9fffA-Za-z]{1,10}?)(?:改成了?|改为|换成了?|更新为|更新成|变成了?|现在是|是|为)" + _ZV), "attr"),
-    (re.compile(r"(?:把|将)(?P<attr>邮箱|电话|手机号|地址|住址|生日|名字)(?:改成了?|改为|换成了?|更新为)" + _ZV), "attr"),
-    (re.compile(r"我(?:现在|目前|已经)?(?:住在|住)" + _ZV), "location"),
-    (re.compile(r"我[^，。！？；,.!?\s]{0,6}?搬(?:到|去)了?" + _ZV), "location"),
-    (re.compile(r"我?在[^，。！？；,.!?\s]{1,15}?(?:做|当|担任)(?P<val>[^，。！？；,.!?\s]{2,10})"), "occupation"),
-    (re.compile(r"我(?:现在|目前)?在(?P<val>[^，。！？；,.!?\s]{1,20}?)(?:工作|上班)"), "employer"),
-    (re.compile(r"我是(?:一名|一个|一位|个)(?P<val>[^，。！？；,.!?\s]{1,10})"), "occupation"),
-    (re.compile(r"我今年(?P<val>\d{1,3})岁"), "age"),
-    (re.compile(r"我对(?P<val>[^，。！？；,.!?\s]{1,10})过敏"), "allergy"),
-    (re.compile(r"我(?:现在|最近|其实|也|都)?(?:不喜欢|不爱|讨厌|不想要|不再喜欢)" + _ZV), "dislike"),
-    (re.compile(r"我(?:现在|最近|还是|更|比较|特别|非常|很|最|也|一直|其实|都)*(?:喜欢|爱|偏好|偏爱|习惯)" + _ZV), "preference"),
-    (re.compile(r"(?:改|换)成?(?P<val>(?:喝|吃|用|听)[^，。！？；,.!?\s]{1,12})"), "preference"),
-    (re.compile(r"我(?:现在|目前)?(?:只喝|只吃|只用|平时喝|平时吃|每天喝)" + _ZV), "preference"),
-    (re.compile(r"我(?:现在)?吃素"), "vegetarian"),
-]
+def _attribute_fact(attr: str, raw: str, subject: Subject, zh: bool, tail: str) -> FactMatch | None:
+    """The fact "my <attr> is <raw>" states; `tail` is the sentence from the
+    value on (an address runs past its commas)."""
+    found = _attribute(attr)
+    if found is None:
+        return None
+    kind, part, label = found
+    if kind == "relation":
+        return _relation(part, raw, subject, zh)
+    if kind == "prefer":
+        fact = _preference("prefer", raw, subject, zh, 0.9)
+        return FactMatch(**{**fact.__dict__, "key": f"{subject.key}.{part}"}) if fact else None
+    if part == "email":
+        literal = _EMAIL_RE.search(raw)
+        value = literal.group(0) if literal else None
+    elif part == "phone":
+        literal = _PHONE_RE.search(raw)
+        value = literal.group(0).strip() if literal else None
+    elif part == "name":
+        value = raw.strip() if zh else _name_value(raw.strip())
+    elif part == "address":
+        tail = re.split(r"[，。！？；]", tail)[0] if zh else re.sub(r"[.!?]+$", "", tail.strip())
+        value = _clean_value(tail, zh, keep_and=True, keep_article=True)
+    else:
+        value = _clean_value(raw, zh, keep_time=True, keep_article=kind == "attribute")
+        if part in {"budget", "age", "birthday", "deadline"} and not re.search(r"\d|[一二三四五六七八九十百千万]", value):
+            return None
+        if part not in ATTRIBUTE_IMPORTANCE and part not in ATTRIBUTE_LABELS and not _plain_value(value, zh):
+            return None
+    if not value or not _value_ok(value, zh):
+        return None
+    importance = ATTRIBUTE_IMPORTANCE.get(part, 0.6)
+    return _fact(kind, f"{subject.key}.{part}", value, subject, zh, importance=importance, confidence=0.9, label=label)
 
 
-def match_facts(sentence: str) -> list[FactMatch]:
-    """Facts a user states about themselves in one sentence."""
-    zh = detect_language(sentence) == "zh"
+def _plain_value(value: str, zh: bool) -> bool:
+    """A value of an attribute the rules do not know: a short thing, not a
+    clause ("4242", "a red Vespa"; not "that it will rain", "going well")."""
+    if zh:
+        return not _ZH_NOT_OBJECT.match(value) and len(value) <= 20
+    return len(value.split()) <= 5 and not _EN_NOT_OBJECT.match(value) and not _EN_CLAUSE_VERB.search(value) \
+        and not re.search(r"\b\w+ing\b", value)
+
+
+def _relation(rel: str, raw: str, subject: Subject, zh: bool) -> FactMatch | None:
+    name = raw.strip() if zh else _name_value(raw.strip())
+    if not name or len(name) > 40:
+        return None
+    rel_en, rel_zh = RELATIONS[rel]
+    single = rel in SINGLE_RELATIONS
+    key = f"{subject.key}.{slug(rel_en)}" + ("" if single else f".{slug(name)}")
+    return _fact("relation", key, name, subject, zh, confidence=0.85, label=(rel_en, rel_zh))
+
+
+def _en_facts(sentence: str, speaker: Subject) -> list[FactMatch]:
     found: list[FactMatch] = []
-    seen_keys: set[str] = set()
-    for pattern, kind in _ZH_RULES if zh else _EN_RULES:
-        for match in pattern.finditer(sentence):
-            fact: FactMatch | None
-            if kind == "vegetarian":
-                fact = _fact("user.preference.diet", "素食", True, 0.8, 0.85)
-            elif kind == "attr":
-                attr = match.group("attr")
-                key = _attribute_key(attr)
-                if key is None:
-                    continue
-                if key.startswith("user.preference."):
-                    fact = _fact(key, match.group("val"), zh, 0.7, 0.9)
-                else:
-                    label = None if key.removeprefix("user.") in set(_ATTRIBUTES.values()) and not zh else attr
-                    fact = _fact(key, match.group("val"), zh, 0.75, 0.9, label)
-            elif kind in {"preference", "dislike"}:
-                fact = _preference(match.group("val"), zh, kind == "dislike", 0.8)
-            else:
-                importance = {"name": 0.85, "location": 0.8, "employer": 0.75, "occupation": 0.75, "age": 0.6, "allergy": 0.9}[kind]
-                fact = _fact(f"user.{kind}", match.group("val"), zh, importance, 0.9)
-            if fact is not None and fact.key not in seen_keys:
-                seen_keys.add(fact.key)
+    if speaker.speaker:
+        for rule in _EN_NAME_RULES:
+            match = rule.search(sentence)
+            name = _name_value(match.group("val")) if match else None
+            if name:
+                found.append(_fact("name", f"{speaker.key}.name", name, speaker, False, confidence=0.9))
+                break
+        for rule in _EN_ATTRIBUTE_RULES:
+            for match in rule.finditer(sentence):
+                fact = _attribute_fact(match.group("attr"), match.group("val"), speaker, False,
+                                      sentence[match.start("val"):])
+                if fact:
+                    found.append(fact)
+        for match in _EN_RELATION_RULE.finditer(sentence):
+            if match.group("relname") not in NOT_NAMES:
+                fact = _relation(match.group("rel").lower(), match.group("relname"), speaker, False)
+                if fact:
+                    found.append(fact)
+    for kind, rule in _EN_RULES:
+        for match in rule.finditer(sentence):
+            subject = _subject(match, sentence, speaker, False)
+            if subject is None or (kind == "prefer" and not subject.speaker):
+                continue
+            fact = _en_predicate(kind, match, subject)
+            if fact:
                 found.append(fact)
     return found
 
 
-_EN_TASK = re.compile(
-    r"(?:\b(?:please\s+)?remind me (?:to|about|that)\s+|\bdon't let me forget (?:to\s+)?|\bi (?:still |also |really |just )?need to\s+|\bi (?:also |still )?have to\s+|\bi must\s+|"
-    r"\bi've got to\s+|\bi gotta\s+|\btodo:?\s+|\bto-do:?\s+|\baction item:?\s+|\bnext step:?\s+|"
-    r"\b(?:can|could) you (?:please\s+)?(?:remind me to|help me)\s+|\bplease (?:help me|make sure to)\s+|\bfollow up (?:on|with)\s+)"
-    r"(?P<task>[^.!?\n]+)",
-    re.I,
-)
-_EN_NOT_TASK = re.compile(r"^(know|understand|ask|say|tell you|think|check if|be sure|see|explain|figure out what)\b", re.I)
-_ZH_TASK = re.compile(
-    r"(?:请提醒我|提醒我|记得|别忘了|不要忘了|不要忘记|帮我记一下|请帮我|帮我|(?<!不)需要|我得|待办[:：]?|TODO[:：]?)"
-    r"(?P<task>[^。！？!?\n]{2,60})"
-)
-_ZH_NOT_TASK = re.compile(r"^(一下|看看|想想|知道|解释|问问)")
+def _en_predicate(kind: str, match: re.Match, subject: Subject) -> FactMatch | None:
+    groups = match.groupdict()
+    raw = groups["val"]
+    negated = bool(groups.get("neg"))
+    if kind == "allergy":
+        value = _clean_value(raw, False)
+        if not _value_ok(value, False, max_words=4) or _EN_NOT_OBJECT.match(value):
+            return None
+        if negated and "longer" not in groups["neg"]:
+            return None  # "not allergic to X" states no allergy worth keeping
+        return _fact("not_allergic" if negated else "allergy", f"{subject.key}.allergy.{slug(value)}", value, subject,
+                     False, confidence=0.9 if subject.speaker else 0.8)
+    if kind in {"location", "moving"}:
+        value = _clean_value(raw, False, keep_time=kind == "moving")
+        # A place is a name: "I live in Denver", not "I'm living in fear".
+        if not _value_ok(value, False, max_words=6) or not re.search(r"\b[A-Z]", value):
+            return None
+        part = "location" if kind == "location" else "moving_to"
+        return _fact(kind, f"{subject.key}.{part}", value, subject, False, confidence=0.9 if subject.speaker else 0.8)
+    if kind in {"employer", "occupation", "age"}:
+        value = _clean_value(raw, False)
+        if not _value_ok(value, False, max_words=6) or _EN_NOT_OBJECT.match(value):
+            return None
+        return _fact(kind, f"{subject.key}.{kind}", value, subject, False)
+    if kind == "diet":
+        return _fact("diet", f"{subject.key}.preference.diet", raw.lower(), subject, False, confidence=0.85)
+    if kind == "negated":
+        no_longer = "longer" in groups["neg"].lower()
+        return _preference("no_longer" if no_longer else "dislike", raw, subject, False, 0.8)
+    if kind == "like":
+        verb = groups["verb"].lower()
+        return _preference("prefer" if verb.startswith("prefer") else "like", raw, subject, False,
+                           0.8 if subject.speaker else 0.7)
+    return _preference(kind, raw, subject, False, 0.8)
 
 
-def match_task(sentence: str) -> str | None:
-    """The task a sentence opens, if it opens one."""
+# --- Chinese -------------------------------------------------------------------------
+
+_ZV = r"(?P<val>(?:[^，。！？；,.!?;\n]|\.(?=\w)){1,40})"
+_ZH_RULES: list[tuple[str, re.Pattern]] = [
+    ("name", re.compile(r"我叫(?P<val>[\u4e00-\u9fffA-Za-z]{1,10}?)(?=[，。！？,.!?\s]|$)")),
+    ("attr", re.compile(r"(?:把|将)?我的(?P<attr>[\u4e00-\u9fffA-Za-z]{1,10}?)(?:改成了?|改为|换成了?|更新为|更新成|变成了?|现在是|是|为)" + _ZV)),
+    ("attr", re.compile(r"(?:把|将)(?P<attr>邮箱|电话|手机号|地址|住址|生日|名字|预算)(?:改成了?|改为|换成了?|更新为)" + _ZV)),
+    ("location", re.compile(_SUBJ_ZH + r"(?:现在|目前|已经)?(?:住在|住)" + _ZV)),
+    ("location", re.compile(_SUBJ_ZH + r"[^，。！？；,.!?\s]{0,6}?搬(?:到|去)了?" + _ZV)),
+    ("occupation", re.compile(r"我?在[^，。！？；,.!?\s]{1,15}?(?:做|当|担任)(?P<val>[^，。！？；,.!?\s]{2,10})")),
+    ("employer", re.compile(_SUBJ_ZH + r"(?:现在|目前)?在(?P<val>[^，。！？；,.!?\s]{1,20}?)(?:工作|上班)")),
+    ("occupation", re.compile(_SUBJ_ZH + r"是(?:一名|一个|一位|个)(?P<val>[^，。！？；,.!?\s]{1,10})")),
+    ("age", re.compile(_SUBJ_ZH + r"今年(?P<val>\d{1,3})岁")),
+    ("allergy", re.compile(_SUBJ_ZH + r"(?:也|还|一直)?对(?P<val>[^，。！？；,.!?\s]{1,10})过敏")),
+    ("no_longer", re.compile(_SUBJ_ZH + r"(?:现在|最近|其实|也|都)?(?:不再喜欢|不再喝|不再吃|不喝|不吃)" + _ZV)),
+    ("dislike", re.compile(_SUBJ_ZH + r"(?:现在|最近|其实|也|都)?(?:不喜欢|不爱|讨厌|不想要)" + _ZV)),
+    ("prefer", re.compile(_SUBJ_ZH + r"(?:现在|最近|还是|更|比较|特别|非常|很|最|也|一直|其实|都)*(?:喜欢|爱|偏好|偏爱|习惯)" + _ZV)),
+    ("prefer", re.compile(r"(?:改|换)成?(?P<val>(?:喝|吃|用|听)[^，。！？；,.!?\s]{1,12})")),
+    ("prefer", re.compile(r"我(?:现在|目前)?(?:只喝|只吃|只用|平时喝|平时吃|每天喝)" + _ZV)),
+    ("vegetarian", re.compile(r"我(?:现在)?吃素")),
+    ("relation", re.compile(r"我的?(?P<rel>" + _REL_ZH + r")(?:叫|是)(?P<val>[\u4e00-\u9fffA-Za-z]{1,8}?)(?=[，。！？,.!?\s]|$)")),
+]
+
+
+def _zh_facts(sentence: str, speaker: Subject) -> list[FactMatch]:
+    found: list[FactMatch] = []
+    for kind, pattern in _ZH_RULES:
+        for match in pattern.finditer(sentence):
+            groups = match.groupdict()
+            subject = _subject(match, sentence, speaker, True) if "self" in groups else speaker
+            if subject is None:
+                continue
+            fact: FactMatch | None
+            if kind == "vegetarian":
+                fact = _fact("diet", f"{subject.key}.preference.diet", "素食", subject, True, confidence=0.85)
+            elif kind == "attr":
+                fact = _attribute_fact(groups["attr"], groups["val"], subject, True, sentence[match.start("val"):])
+            elif kind == "relation":
+                fact = _relation(groups["rel"], groups["val"], subject, True)
+            elif kind in {"prefer", "dislike", "no_longer"}:
+                fact = _preference(kind, groups["val"], subject, True, 0.8)
+            elif kind == "allergy":
+                value = _clean_value(groups["val"], True)
+                fact = _fact("allergy", f"{subject.key}.allergy.{slug(value)}", value, subject, True,
+                             confidence=0.9) if value else None
+            else:
+                value = _clean_value(groups["val"], True)
+                if not _value_ok(value, True):
+                    continue
+                fact = _fact(kind, f"{subject.key}.{kind}", value, subject, True, confidence=0.9)
+            if fact is not None:
+                found.append(fact)
+    return found
+
+
+# --- Corrections ------------------------------------------------------------------------
+
+_EN_CORRECTION = re.compile(r"\b(changed my mind|change of plans?|on second thought|instead|rather than|"
+                            r"switch(?:ing)?(?: me| us)? to)\b", re.I)
+_ZH_CORRECTION = re.compile(r"(改主意|改成|换成|改为|而不是|还是换|不要了)")
+_EN_OLD_VALUE = re.compile(r"\b(?:instead of|rather than|not)\s+(?:the\s+|a\s+|an\s+)?[\w\- ]+?(?=[,.;!?]|$)", re.I)
+_ZH_OLD_VALUE = re.compile(r"(?:而不是|不要|不是)[^，。！？；,]*")
+
+
+def match_correction(sentence: str, speaker: Subject) -> FactMatch | None:
+    """A preference changed without a verb of liking: "I changed my mind about
+    seats: aisle seats please", "make it green tea instead", "改成靠过道的座位".
+    The fact takes the category's key, the same as the value it replaces."""
     zh = detect_language(sentence) == "zh"
-    match = (_ZH_TASK if zh else _EN_TASK).search(sentence)
-    if not match:
+    if not (_ZH_CORRECTION if zh else _EN_CORRECTION).search(sentence):
         return None
-    task = normalize_space(match.group("task")).strip(" ，,.;；:：")
-    if len(task) < 2 or (_ZH_NOT_TASK if zh else _EN_NOT_TASK).match(task):
+    rest = (_ZH_OLD_VALUE if zh else _EN_OLD_VALUE).sub(" ", sentence)
+    lowered = rest.lower()
+    best: tuple[int, str, str] | None = None
+    for name, words in CATEGORIES.items():
+        for word in words:
+            if word.isascii():
+                hit = re.search(rf"(?<![a-z]){re.escape(word)}(?:s|es)?(?![a-z])", lowered)
+                surface = rest[hit.start():hit.end()] if hit else ""
+            else:
+                hit = word in rest
+                surface = word
+            if hit and (best is None or len(word) > best[0]):
+                best = (len(word), name, surface)
+    if best is None:
         return None
-    if not zh and len(task.split()) < 2:
-        return None
-    return task[:200]
+    _, name, surface = best
+    value = surface.strip()
+    return _fact("prefer", f"{speaker.key}.preference.{name}", value, speaker, zh, confidence=0.75)
 
 
-_EN_CLOSURE = re.compile(
-    r"\b(done|finished|completed|all set|taken care of|sorted out|resolved|no longer need|don't need to|"
-    r"crossed (?:it )?off|i(?:'ve| have)? (?:already |just |finally )?(?:done|finished|completed|renewed|booked|sent|paid|"
-    r"submitted|bought|called|fixed|cancelled|canceled|scheduled|emailed|ordered|filed|returned|signed|picked up|handled))\b",
-    re.I,
-)
-_ZH_CLOSURE = re.compile(
-    r"(已完成|完成了|搞定了|搞定|做完了|办好了|办完了|弄好了|处理好了|解决了|已解决|提交了|订好了|买好了|交了|发了|"
-    r"已经.{1,12}了|不用.{0,8}了|不需要了)"
-)
-_CLOSURE_WORDS = frozenset(
-    {"done", "finished", "completed", "all", "set", "taken", "care", "sorted", "resolved", "already", "just", "finally",
-     "it", "that", "ve", "已完成", "完成", "搞定", "做完", "办好", "弄好", "已经"}
-)
-
-
-def match_closure(sentence: str) -> tuple[bool, list[str]]:
-    """(does this sentence report something finished, its content terms)."""
+def match_facts(sentence: str, speaker: Subject = USER) -> list[FactMatch]:
+    """Facts one sentence of `speaker` states: about the speaker, about people
+    they name by relation or by name. One fact per key."""
     zh = detect_language(sentence) == "zh"
-    if not (_ZH_CLOSURE if zh else _EN_CLOSURE).search(sentence):
-        return False, []
-    if not zh and re.search(r"\b(not|haven't|hasn't|isn't|never)\b", sentence, re.I):
-        return False, []
-    if zh and re.search(r"(没有|还没|未完成|没搞定)", sentence):
-        return False, []
-    content = [t for t in terms(sentence) if t not in _CLOSURE_WORDS]
-    return True, content
+    found = _zh_facts(sentence, speaker) if zh else _en_facts(sentence, speaker)
+    out: list[FactMatch] = []
+    seen: set[str] = set()
+    for fact in found:
+        if fact.key not in seen:
+            seen.add(fact.key)
+            out.append(fact)
+    if not out:
+        correction = match_correction(sentence, speaker)
+        if correction and correction.key not in seen:
+            out.append(correction)
+    return out
+
+
+def literal_safe(value: str) -> bool:
+    """Whether `value` keeps every literal it touches whole (no cut e-mail or number)."""
+    return all(m.group(0) in value for m in LITERAL_RE.finditer(value))

@@ -1,5 +1,6 @@
 """Text helpers shared by the offline extractor, the summarizer and relevance
-scoring: language detection, sentence splitting, small-talk filters, and a
+scoring: language detection, chat-client prefixes, sentence splitting that
+never cuts an e-mail, URL, number or code span, small-talk filters, and a
 tokenization that works for English words and Chinese characters alike."""
 
 from __future__ import annotations
@@ -11,15 +12,190 @@ import unicodedata
 # CJK Unified Ideographs (+ extension A and compatibility ideographs).
 _CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN_WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*")
-# A sentence ends at . ! ? (followed by space or end), Chinese 。！？；, or a newline.
-_SENTENCE_RE = re.compile(r"[^。！？；!?\n]+?(?:[。！？；!?]+|(?<![0-9A-Z])\.(?=\s|$)|\n|$)", re.S)
 _WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9'@._\-]*|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 # Words too common to say anything about relevance.
 _STOPWORDS = frozenset(
-    ["a", "an", "the", "and", "or", "but", "if", "so", "of", "to", "in", "on", "at", "for", "with", "by", "from", "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "i", "me", "my", "we", "our", "you", "your", "he", "she", "they", "them", "his", "her", "their", "what", "which", "who", "whom", "how", "when", "where", "why", "do", "does", "did", "done", "have", "has", "had", "can", "could", "will", "would", "should", "shall", "may", "might", "must", "not", "no", "yes", "just", "also", "about", "into", "than", "then", "there", "here", "up", "down", "out", "over", "again", "very", "too", "please", "let", "lets", "i'm", "i've", "i'll", "it's", "that's", "don't"]
+    [
+        "a", "an", "the", "and", "or", "but", "if", "so", "of", "to", "in", "on", "at", "for", "with", "by", "from",
+        "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "i",
+        "me", "my", "we", "our", "you", "your", "he", "she", "they", "them", "his", "her", "their", "what", "which",
+        "who", "whom", "how", "when", "where", "why", "do", "does", "did", "done", "have", "has", "had", "can",
+        "could", "will", "would", "should", "shall", "may", "might", "must", "not", "no", "yes", "just", "also",
+        "about", "into", "than", "then", "there", "here", "up", "down", "out", "over", "again", "very", "too",
+        "please", "let", "lets", "i'm", "i've", "i'll", "it's", "that's", "don't"
+    ]
 )
 _ZH_STOP_CHARS = frozenset("的了是我你他她它们在和也就都而及与着吗呢吧啊呀嗯哦个这那有没不")
+
+# --- Literals: text that must reach a summary exactly as it was written ---------
+
+# E-mail addresses, URLs, code spans, and numbers with inner punctuation
+# (3.5, $4,000, 10:30, 2023-05-08, v2.3.1, +1 617 555 0142 is several tokens
+# but none of them is cut). Sentence splitting and clipping never cut inside
+# one, and no rewrite touches one.
+LITERAL_RE = re.compile(
+    r"```.*?```"
+    r"|`[^`\n]+`"
+    r"|(?:https?://|www\.)[^\s<>\"'，。！？、）)\]]+[^\s<>\"'，。！？、）)\].,;:!?]"
+    r"|[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+"
+    r"|[vV]?\d+(?:[.,:/\-]\d+)+"
+    r"|\b[A-Za-z_][\w\-]*(?:\.[A-Za-z_][\w\-]*)+(?:\(\))?",
+    re.S,
+)
+
+
+def literals(text: str) -> list[str]:
+    """The e-mails, URLs, code spans and punctuated numbers of `text`."""
+    return [m.group(0) for m in LITERAL_RE.finditer(text)]
+
+
+def _masked(text: str) -> str:
+    """`text` with every literal's characters replaced by a letter of the same
+    length, so that a search for punctuation does not find theirs."""
+    return LITERAL_RE.sub(lambda m: "x" * len(m.group(0)), text)
+
+
+def repair_literals(text: str, source: str) -> str:
+    """`text` with literals of `source` restored where a writer split them
+    ("maya@example. com" -> "maya@example.com")."""
+    for literal in set(literals(source)):
+        if literal in text or len(literal) < 4:
+            continue
+        pieces = re.split(r"([.@/:,\-])", literal)
+        spaced = r"\s*".join(re.escape(p) for p in pieces if p)
+        text = re.sub(spaced, lambda _m, lit=literal: lit, text)
+    return text
+
+
+# --- Chat-client prefixes ------------------------------------------------------
+
+# A time or date as chat exports write them: "7:31 pm", "13:56",
+# "2023-05-08 13:56", "1:56 pm on 8 May, 2023", "8 May 2023".
+_MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_TIME_TEXT = (
+    r"(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:[ T,]+\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\.?)?)?"
+    r"|\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\.?)?(?:,?\s+(?:on\s+)?[\w ,./\-]{3,30}?)?"
+    r"|\d{1,2}\s+" + _MONTHS + r",?\s+\d{4}(?:,?\s+\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?)?"
+    r"|\d{1,2}/\d{1,2}(?:/\d{2,4})?(?:,?\s+\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?)?)"
+)
+# Without brackets, only a plain clock time or date can precede a speaker.
+_TIME_STRICT = (
+    r"(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:[ T]+\d{1,2}:\d{2}(?::\d{2})?)?"
+    r"|\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\.?)?)"
+)
+_NAME = r"[^\W\d_][\w'’.\-]{0,30}(?:[ ][^\W\d_][\w'’.\-]{0,30}){0,2}"
+_PREFIX_RE = re.compile(
+    r"^\s*(?:"
+    r"[\[(](?P<t1>" + _TIME_TEXT + r")[\])]\s*(?:(?P<s1>" + _NAME + r")\s*[:：]\s*)?"
+    r"|(?P<t2>" + _TIME_STRICT + r")\s*[-–|]?\s*(?P<s2>" + _NAME + r")\s*[:：]\s*"
+    r"|(?P<s3>" + _NAME + r")\s*[\[(](?P<t3>" + _TIME_TEXT + r")[\])]\s*[:：]\s*"
+    r"|(?P<s4>" + _NAME + r")\s*[:：]\s*"
+    r")",
+    re.I,
+)
+# Words that end in a colon at the start of a message without naming anyone.
+NOT_SPEAKERS = frozenset(
+    [
+        "update", "updates", "note", "notes", "edit", "ps", "p.s.", "question", "questions", "answer", "answers",
+        "q", "a", "reminder", "important", "fyi", "re", "tip", "tips", "warning", "error", "errors", "step",
+        "example", "examples", "summary", "context", "facts", "done", "todo", "to-do", "task", "tasks", "goal",
+        "plan", "problem", "solution", "subject", "title", "name", "email", "e-mail", "phone", "address", "date",
+        "time", "location", "budget", "price", "total", "status", "hint", "fix", "bug", "issue", "why", "how",
+        "what", "when", "where", "who", "which", "also", "btw", "ok", "okay", "yes", "no", "user", "assistant",
+        "system", "human", "ai", "bot", "tool", "result", "results", "output", "input", "noted", "update", "thanks",
+        "sure", "well", "so", "and", "but", "then", "now", "today", "tomorrow", "yesterday", "morning", "evening",
+        "night", "day", "first", "second", "third", "finally", "next", "later", "actually", "options", "option",
+        "pros", "cons", "dear", "hi", "hello", "hey", "background", "事实", "待办", "已完成", "背景", "用户", "助手", "注意", "备注",
+        "更新", "问题", "答案", "总结", "补充", "提醒", "另外", "其实", "对了", "还有", "首先", "其次", "最后", "然后", "结果", "原因", "时间", "地点",
+        "地址", "电话", "邮箱"
+    ]
+)
+
+
+def _speaker_ok(name: str) -> bool:
+    name = name.strip()
+    if not name or name.lower() in NOT_SPEAKERS:
+        return False
+    if _CJK_RE.match(name):
+        return len(name) <= 4 and all(_CJK_RE.match(c) for c in name)
+    return all(word[:1].isupper() for word in name.split())
+
+
+def parse_turn_prefix(text: str) -> tuple[str | None, str | None, str]:
+    """(speaker, time as written, the text without them) for a message that a
+    chat client wrote as "[7:31 pm] Nate: ...", "[2023-05-08 13:56] Nate: ...",
+    "Nate (7:31 pm): ..." or "Nate: ...". Without a recognisable prefix:
+    (None, None, text). A bare "Name:" is only a candidate: the caller decides
+    whether the conversation uses such prefixes consistently."""
+    match = _PREFIX_RE.match(text)
+    if not match:
+        return None, None, text
+    time_text = match.group("t1") or match.group("t2") or match.group("t3")
+    speaker = match.group("s1") or match.group("s2") or match.group("s3") or match.group("s4")
+    if speaker is not None and not _speaker_ok(speaker):
+        if time_text is None or match.group("s1") is None:
+            return None, None, text
+        speaker = None  # "[7:31 pm] Note: ..." keeps its note; the time is still a prefix
+        body = text[match.start("s1"):]
+        return None, time_text.strip(), body.strip()
+    body = text[match.end():]
+    if not body.strip():
+        return None, None, text
+    return (speaker.strip() if speaker else None), (time_text.strip() if time_text else None), body.strip()
+
+
+# --- Sentences -------------------------------------------------------------------
+
+# Words after which a dot does not end a sentence.
+_ABBREVIATIONS = frozenset(
+    [
+        "e.g", "i.e", "etc", "mr", "mrs", "ms", "dr", "prof", "st", "vs", "no", "approx", "jr", "sr", "inc", "ltd",
+        "co", "dept", "fig", "est", "cf", "al", "ca", "a.m", "p.m", "u.s", "u.k"
+    ]
+)
+_TERMINATOR_RE = re.compile(r"[。！？；]+[”’」』）)]*|[!?]+[\"'”’)\]]*|\.{3}|…|\.(?=[\"'”’)\]]*(?:\s|$))[\"'”’)\]]*|\n")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of `text`: they end at . ! ? (before a space or the end), at
+    Chinese 。！？；, or at a newline; never inside a literal (an e-mail, a URL,
+    a number such as 3.5 or v2.3.1, code), after an abbreviation or an initial."""
+    masked = _masked(text)
+    sentences: list[str] = []
+    start = 0
+    for match in _TERMINATOR_RE.finditer(masked):
+        end = match.end()
+        if masked[match.start()] == ".":
+            before = text[start:match.start()].rsplit(None, 1)
+            word = before[-1].lower() if before else ""
+            word = word.lstrip("(\"'“‘")
+            following = masked[end:].lstrip()[:1]
+            if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
+                continue
+            if word[-1:].isdigit() and following and following.islower():
+                continue  # "at 5. then" is more often a list or a number than an ending
+        sentence = text[start:end].strip()
+        if sentence:
+            sentences.append(sentence)
+        start = end
+    tail = text[start:].strip()
+    if tail:
+        sentences.append(tail)
+    return sentences
+
+
+def normalize_space(text: str) -> str:
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text)).strip()
+
+
+def collapse_space(text: str) -> str:
+    """Runs of whitespace as one space; nothing else changed (no Unicode
+    normalization: a value is kept as its writer wrote it)."""
+    return re.sub(r"\s+", " ", text).strip()
+
+
+# --- Small talk --------------------------------------------------------------------
 
 # Whole sentences that carry no content: greetings, thanks, acknowledgements.
 _SMALL_TALK_EN = re.compile(
@@ -28,7 +204,9 @@ _SMALL_TALK_EN = re.compile(
     r"welcome|bye|goodbye|see you|cheers|alright|all right|yes|yeah|yep|no|nope|understood|noted|will do|"
     r"of course|my pleasure|glad to help|happy to help|anytime|wonderful|excellent|lol|haha|hmm|"
     r"that's all( for (now|today))?|that is all( for (now|today))?|nothing else|that's it|"
-    r"how can i help( you)?( today)?|how may i help( you)?|is there anything else( i can help with)?)"
+    r"how can i help( you)?( today)?|how may i help( you)?|is there anything else( i can help with)?|"
+    r"have an? (nice|great|good|wonderful|safe|fun|lovely|amazing) \w+( \w+)?|enjoy (your|the) \w+|safe travels|"
+    r"take care|good luck|talk (to you )?soon|see you (soon|later|tomorrow)|pretty good|not bad|same here|me too)"
     r"([ ,!.?~]+(there|again|then|so much|a lot|man|buddy|friend|everyone|all))*[ ,!.?~:)]*$",
     re.I,
 )
@@ -38,6 +216,54 @@ _SMALL_TALK_ZH = re.compile(
     r"有什么可以帮你的|有什么可以帮您的|还有什么需要帮忙的|很高兴为您服务)"
     r"[啊呀呢吧哦嘛啦了的！!。，,~～？?\s]*$"
 )
+# Words that, on their own, make a reaction rather than a statement
+# ("lol ok", "Haha I know.", "Wow, what's it about?", "That's amazing!").
+_FILLER = frozenset(
+    [
+        "hi", "hello", "hey", "hiya", "yo", "thanks", "thank", "thx", "ty", "ok", "okay", "k", "sure", "great",
+        "cool", "nice", "perfect", "awesome", "lol", "lmao", "rofl", "haha", "hahaha", "hehe", "omg", "wow", "whoa",
+        "oh", "ah", "aw", "aww", "oops", "oof", "ugh", "yeah", "yes", "yep", "yup", "yea", "no", "nope", "nah",
+        "hmm", "hm", "um", "uh", "well", "right", "exactly", "indeed", "totally", "definitely", "absolutely",
+        "true", "agreed", "bye", "goodbye", "cya", "later", "soon", "welcome", "cheers", "congrats",
+        "congratulations", "amazing", "wonderful", "excellent", "fantastic", "brilliant", "good", "bad", "fine",
+        "alright", "glad", "happy", "love", "awesome", "know", "see", "guess", "think", "mean", "sounds", "sound",
+        "looks", "look", "seems", "seem", "makes", "make", "sense", "fun", "funny", "interesting", "exciting",
+        "sad", "tough", "crazy", "wild", "lovely", "beautiful", "incredible", "impressive", "sweet", "cute",
+        "moving", "really", "so", "much", "lot", "anyway", "of", "course", "same", "me", "too", "again", "all",
+        "that's", "what's", "it's", "how's", "you're", "i'd", "we're", "they're", "there's", "here's", "talk",
+        "long", "time", "way", "call", "good-bye", "night", "morning", "evening", "afternoon", "day", "tonight",
+        "buddy", "man", "dude", "friend", "guys", "everyone", "pretty", "yum", "yummy"
+    ]
+)
+_GREETING_WORDS = frozenset([
+    "hi", "hello", "hey", "bye", "goodbye", "thanks", "thank", "congrats", "congratulations", "cheers", "dear",
+    "welcome", "have", "enjoy"
+])
+
+
+def is_small_talk(sentence: str) -> bool:
+    """A greeting, thanks, acknowledgement or bare reaction with nothing else in it."""
+    parts = [p.strip(" .!?~:;。！？～：；") for p in re.split(r"[,，、]", normalize_space(sentence))]
+    parts = [p for p in parts if p]
+    if all(_SMALL_TALK_EN.match(p) or _SMALL_TALK_ZH.match(p) for p in parts):
+        return True
+    if _CJK_RE.search(sentence):
+        return False
+    words = re.findall(r"[A-Za-z][A-Za-z'\-]*|\d+", sentence)
+    if not words or len(words) > 8:
+        return False
+    greeting = words[0].lower() in _GREETING_WORDS
+    for index, word in enumerate(words):
+        lowered = word.lower()
+        if lowered in _FILLER or lowered in _STOPWORDS:
+            continue
+        if greeting and index > 0 and word[:1].isupper():
+            continue  # "Bye Nate!", "Thanks Joanna"
+        return False
+    return True
+
+
+# --- Language and terms ------------------------------------------------------------
 
 
 def cjk_ratio(text: str) -> float:
@@ -51,26 +277,6 @@ def cjk_ratio(text: str) -> float:
 def detect_language(text: str) -> str:
     """"zh" when Chinese characters dominate, else "en"."""
     return "zh" if cjk_ratio(text) >= 0.3 else "en"
-
-
-def split_sentences(text: str) -> list[str]:
-    sentences = []
-    for match in _SENTENCE_RE.finditer(text):
-        sentence = match.group(0).strip()
-        if sentence:
-            sentences.append(sentence)
-    return sentences
-
-
-def normalize_space(text: str) -> str:
-    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text)).strip()
-
-
-def is_small_talk(sentence: str) -> bool:
-    """A greeting, thanks or acknowledgement with nothing else in it."""
-    parts = [p.strip(" .!?~:;。！？～：；") for p in re.split(r"[,，、]", normalize_space(sentence))]
-    parts = [p for p in parts if p]
-    return all(_SMALL_TALK_EN.match(p) or _SMALL_TALK_ZH.match(p) for p in parts)
 
 
 def terms(text: str) -> list[str]:
@@ -130,13 +336,22 @@ def covered(sentence: str, by: str) -> float:
 
 
 def clip(text: str, limit: int) -> str:
-    """At most `limit` characters, cut at a sentence or word boundary when one is near."""
+    """At most `limit` characters, cut at a sentence or word boundary when one
+    is near, and never inside a literal (an e-mail, a URL, a number, code)."""
     text = text.strip()
     if len(text) <= limit:
         return text
-    cut = text[: limit - 1]
+    masked = _masked(text)
+    cut = masked[: limit - 1]
     for sep in ("。", "！", "？", ". ", "; ", "；", "，", ", ", " "):
         pos = cut.rfind(sep)
         if pos >= limit * 0.6:
-            return cut[: pos + len(sep)].rstrip() + ("" if sep.strip() in {"。", "！", "？", "."} else "…")
-    return cut + "…"
+            return text[: pos + len(sep)].rstrip() + ("" if sep.strip() in {"。", "！", "？", "."} else "…")
+    # No boundary near the end: cut at the last space, else before a literal
+    # that the cut would split.
+    pos = cut.rfind(" ")
+    if pos > 0:
+        return text[:pos].rstrip() + "…"
+    literal = next((m for m in LITERAL_RE.finditer(text) if m.start() < limit - 1 < m.end()), None)
+    end = literal.start() if literal else limit - 1
+    return text[:end].rstrip() + "…"
