@@ -7,6 +7,9 @@ The memory pipeline and context assembly read through these functions:
 - `branch_messages(branch=, after_floor_no=, until_floor_no=, ...)`: the messages
   a branch shows, inherited parent segments included, in floor order.
 - `conversation_list(workspace=, filters=, order=, limit=, after=, before=)`
+- `branch_pending_annotations(prefix)`, `branch_last_floor_no(branch_id=)`,
+  `branches_idle_with_pending(idle_before=, limit=)`: the pipeline's pending
+  work, derived from the branch counters the appends move.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce, Greatest
 
 from accounts.models import Workspace
 from conversations.filters import ConversationFilterSet
@@ -62,6 +66,52 @@ def message_get_or_404(*, conversation: Conversation, message_id: str) -> Messag
     if message is None:
         raise NotFoundError(f"Message '{message_id}' not found in conversation '{conversation.external_id}'.")
     return message
+
+
+# --- The memory pipeline's pending work ------------------------------------------
+
+
+def branch_pending_annotations(prefix: str = "") -> dict[str, Any]:
+    """`pending_floors` and `pending_tokens` of the branch reached through
+    `prefix` (e.g. "branch__" from a row with a branch foreign key), as
+    annotations; 0 when there is no branch. The formula lives here so nobody
+    else has to know how the counters make pending work."""
+    def col(name: str) -> F:
+        return F(f"{prefix}{name}")
+
+    return {
+        "pending_floors": Coalesce(Greatest(col("next_floor_no") - 1 - col("processed_floor_no"), Value(0)), Value(0)),
+        "pending_tokens": Coalesce(Greatest(col("appended_tokens") - col("processed_tokens"), Value(0)), Value(0)),
+    }
+
+
+def branch_last_floor_no(*, branch_id: str) -> int:
+    """The last floor number handed out on the branch (0 before its first message)."""
+    next_floor_no = Branch.objects.filter(pk=branch_id).values_list("next_floor_no", flat=True).first()
+    return (next_floor_no or 1) - 1
+
+
+@dataclass(frozen=True)
+class PendingBranch:
+    workspace_id: str
+    external_id: str
+    branch_id: str
+    branch_name: str
+
+
+def branches_idle_with_pending(*, idle_before: datetime, limit: int) -> list[PendingBranch]:
+    """Branches with floors the memory pipeline has not read, in conversations
+    that have had no new message since `idle_before`, across workspaces (for
+    the periodic sweep). A periodic scan of the branch table: nothing on the
+    append path pays for an index on it."""
+    rows = (
+        Branch.objects.filter(
+            conversation__last_message_at__lt=idle_before, next_floor_no__gt=F("processed_floor_no") + 1
+        )
+        .order_by("conversation__last_message_at")
+        .values_list("conversation__workspace_id", "conversation__external_id", "pk", "name")[:limit]
+    )
+    return [PendingBranch(*row) for row in rows]
 
 
 # --- Branch visibility ----------------------------------------------------------
@@ -297,3 +347,22 @@ def conversation_list(
     if forward:
         return ConversationPage(rows, next_cursor=last if has_more else None, previous_cursor=first if cursor else None)
     return ConversationPage(rows, next_cursor=last, previous_cursor=first if has_more else None)
+
+
+# --- Reads for the memory pipeline and recall -------------------------------------
+
+
+def message_conversation_ids(*, workspace_id: int, message_ids: list[str]) -> dict[str, str]:
+    """message id -> its conversation's business id, for the given ids of this workspace."""
+    if not message_ids:
+        return {}
+    return dict(Message.objects.filter(workspace_id=workspace_id, pk__in=message_ids)
+                .values_list("pk", "conversation__external_id"))
+
+
+def messages_by_ids(*, workspace_id: int, message_ids: list[str]) -> dict[str, Message]:
+    """The workspace's messages with these ids (content included), by id: one query."""
+    if not message_ids:
+        return {}
+    return {m.pk: m for m in Message.objects.filter(workspace_id=workspace_id, pk__in=message_ids)
+            .only("id", "conversation_id", "branch_id", "floor_no", "role", "content", "created_at")}

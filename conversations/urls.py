@@ -1,7 +1,6 @@
 from django.urls import re_path
 from rest_framework.routers import SimpleRouter
 
-from conversations.context.views import ConversationContextViewSet
 from conversations.resources.views import ConversationResourceViewSet
 from conversations.views import BranchViewSet, ConversationViewSet, MessageViewSet
 
@@ -34,11 +33,6 @@ urlpatterns = [
         rf"^conversations/{CID}/branches$",
         BranchViewSet.as_view({"get": "list", "post": "create"}),
         name="conversation-branches",
-    ),
-    re_path(
-        rf"^conversations/{CID}/context$",
-        ConversationContextViewSet.as_view({"post": "assemble"}),
-        name="conversation-context",
     ),
     re_path(
         rf"^conversations/{CID}/resources$",

@@ -6,9 +6,21 @@ def _ensure_search_index(sender, using="default", **kwargs) -> None:
     alters it, which drops the search triggers; put them back (and re-index)."""
     from django.db import connections
 
+    from memories.recall import index as recall_index
     from memories.search import sqlite_index_ensure
 
     sqlite_index_ensure(connections[using])
+    recall_index.sqlite_index_ensure(connections[using])
+
+
+def _receiver(service):
+    """A signal receiver that hands the event to a keyword-only service."""
+
+    def receive(sender, event, **kwargs) -> None:
+        service(event=event)
+
+    receive.__name__ = service.__name__
+    return receive
 
 
 class MemoriesConfig(AppConfig):
@@ -19,3 +31,13 @@ class MemoriesConfig(AppConfig):
         from django.db.models.signals import post_migrate
 
         post_migrate.connect(_ensure_search_index, sender=self, dispatch_uid="memories_search_index")
+        # What the memory pipeline learns from conversations, after each commit.
+        from conversations import hooks
+        from memories.services.scopes import scope_note_appended, scope_note_conversation_deleted
+
+        hooks.messages_appended.connect(
+            _receiver(scope_note_appended), weak=False, dispatch_uid="memories_appended"
+        )
+        hooks.conversation_deleted.connect(
+            _receiver(scope_note_conversation_deleted), weak=False, dispatch_uid="memories_conversation_deleted"
+        )

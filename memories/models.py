@@ -22,6 +22,9 @@ MAX_PATH_SEGMENTS = 20
 
 class Scope(models.TextChoices):
     GLOBAL = "global"
+    # Keyed by a conversation's `user_id`: visible in all of that user's
+    # conversations and in no other user's.
+    USER = "user"
     CHAT = "chat"
     BRANCH = "branch"
     FLOOR = "floor"
@@ -100,6 +103,11 @@ class MemoryItem(models.Model):
     source_floor_id = models.CharField(max_length=64, null=True, blank=True)
     source_message_id = models.CharField(max_length=64, null=True, blank=True)
     source_job = models.ForeignKey("MemoryJob", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    # Exact provenance of a derived memory: every message id it was made from
+    # (and, for a macro summary, the memory ids it compacts). Lineage erasure
+    # follows these, so nothing is credited to "the last message of a batch".
+    sources = models.JSONField(default=list, blank=True)
+    source_memory_ids = models.JSONField(default=list, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     lifecycle_status = models.CharField(max_length=16, choices=LifecycleStatus.choices, default=LifecycleStatus.ACTIVE)
     token_count_estimate = models.PositiveIntegerField(null=True, blank=True)
@@ -277,6 +285,18 @@ class MemoryJob(models.Model):
         return f"{self.kind} job {self.id} ({self.status})"
 
 
+class ScopeStateQuerySet(models.QuerySet):
+    def with_pending(self) -> ScopeStateQuerySet:
+        """Annotate `pending_floors`, `pending_tokens` and `dirty` (0 / False
+        for scopes that are not a branch's)."""
+        from conversations.selectors import branch_pending_annotations
+
+        pending = branch_pending_annotations("branch__")
+        return self.annotate(**pending).annotate(
+            dirty=models.ExpressionWrapper(models.Q(pending_floors__gt=0), output_field=models.BooleanField())
+        )
+
+
 class ScopeState(models.Model):
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="scope_states")
     scope = models.CharField(max_length=16, choices=Scope.choices)
@@ -284,10 +304,15 @@ class ScopeState(models.Model):
     conversation = models.ForeignKey(
         "conversations.Conversation", on_delete=models.CASCADE, null=True, blank=True, related_name="+"
     )
+    # A branch scope's branch. Its pending work (`pending_floors`,
+    # `pending_tokens`, `dirty`) is derived from the branch's counters, which
+    # appends move in their own transaction: `ScopeState.objects.with_pending()`.
+    branch = models.ForeignKey(
+        "conversations.Branch", on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    # The extraction checkpoint: moves only in the transaction that writes the
+    # memories read from these floors.
     last_processed_floor_no = models.PositiveIntegerField(default=0)
-    pending_floors = models.PositiveIntegerField(default=0)
-    pending_tokens = models.PositiveIntegerField(default=0)
-    dirty = models.BooleanField(default=False)
     item_count = models.PositiveIntegerField(default=0)
     token_total = models.PositiveIntegerField(default=0)
     micro_count = models.PositiveIntegerField(default=0)
@@ -298,17 +323,70 @@ class ScopeState(models.Model):
     # `summarized_until`); a fork keeps its own here.
     rolling_summary = models.TextField(blank=True, default="")
     summarized_until = models.CharField(max_length=40, blank=True, default="")
+    # The message ids the rolling summary draws on (see MemoryItem.sources).
+    rolling_sources = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ScopeStateQuerySet.as_manager()
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["workspace", "scope", "scope_id"], name="uniq_scope_state"),
         ]
-        indexes = [models.Index(fields=["workspace", "dirty"], name="scope_ws_dirty")]
 
     def __str__(self) -> str:
         return f"{self.scope} {self.scope_id}"
+
+
+class RecallKind(models.TextChoices):
+    MEMORY = "memory"
+    PASSAGE = "passage"
+
+
+class RecallEntry(models.Model):
+    """One retrieval unit of the recall index: a memory item, or a passage (a
+    sentence window) of a conversation's message.
+
+    Only analysed terms, offsets and a vector are kept here, never a second
+    copy of the text: a passage's text is read from its message when it is
+    injected, so editing or erasing the message leaves nothing behind once its
+    entries are rebuilt. `scope_token` is one opaque word per visibility scope
+    (see memories/recall/index.py), so the full-text match and the scope
+    filter run in one index lookup on both databases.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=8, choices=RecallKind.choices)
+    scope_token = models.CharField(max_length=48)
+    memory = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    conversation = models.ForeignKey(
+        "conversations.Conversation", on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    branch_id = models.CharField(max_length=40, null=True, blank=True)
+    message_id = models.CharField(max_length=64, null=True, blank=True)
+    floor_no = models.PositiveIntegerField(null=True, blank=True)
+    # Character offsets of the passage in the message's readable text.
+    start_char = models.PositiveIntegerField(default=0)
+    end_char = models.PositiveIntegerField(default=0)
+    terms = models.TextField(blank=True, default="")
+    length = models.PositiveIntegerField(default=0)
+    embedding = models.BinaryField(null=True, blank=True)
+    embedding_model = models.CharField(max_length=64, blank=True, default="")
+    content_sha256 = models.CharField(max_length=64, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["workspace", "scope_token"], name="recall_ws_scope"),
+            models.Index(fields=["message_id"], name="recall_message"),
+            models.Index(fields=["memory"], name="recall_memory"),
+            models.Index(fields=["workspace", "embedding_model"], name="recall_ws_embedding"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.memory_id or self.message_id}"
 
 
 class ReviewItem(MemoryItem):

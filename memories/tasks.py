@@ -47,3 +47,12 @@ def process_memory_job_task(self: Task, job_id: str, redispatch: bool = False) -
 def schedule_maintenance_task() -> None:
     """Beat's entry point: queue one maintenance job (a pending one is reused)."""
     memory_job_enqueue(workspace=None, kind=JobKind.MAINTENANCE)
+
+
+@shared_task(autoretry_for=TRANSIENT_ERRORS, retry_backoff=2, max_retries=5, ignore_result=True)
+def embed_recall_entries_task(workspace_id: int) -> None:
+    """Vectors for the workspace's recall entries that have none yet (idempotent:
+    it only fills what is missing, so duplicate messages cost a look, not work)."""
+    from memories.recall.dense import recall_embed_pending
+
+    recall_embed_pending(workspace_id=workspace_id)

@@ -20,6 +20,23 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip_pg)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _embeddings_off_by_default():
+    """The offline embedding model costs ~30 ms of CPU per text: the suite's
+    many pipeline runs go without vectors (BM25 ranking), and the tests of
+    dense recall turn the real model on where they need it. The environment
+    variable reaches Celery worker subprocesses too."""
+    import os
+
+    from django.conf import settings
+
+    previous = settings.EMBEDDING_PROVIDER
+    os.environ["EMBEDDING_PROVIDER"] = "none"
+    settings.EMBEDDING_PROVIDER = "none"
+    yield
+    settings.EMBEDDING_PROVIDER = previous
+
+
 @pytest.fixture
 def is_postgres() -> bool:
     return connection.vendor == "postgresql"

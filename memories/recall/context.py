@@ -3,8 +3,8 @@
 1. The last `max_messages` messages of the branch, not counting system ones.
 2. Per-message truncation, on copies: stored messages are never changed.
 3. The system message first: the caller's `system`, stored system messages in
-   the window, the rolling summary, the chosen memories and the attached
-   stores' instructions.
+   the window, the rolling summary, the recalled memories and passages (one
+   token budget, see `selection`) and the attached stores' instructions.
 4. `temporary_messages` appended at the end, never stored.
 
 Only reads, apart from stamping `last_used_at` on the memories injected.
@@ -17,12 +17,16 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import Q
+
 from conversations import formats
 from conversations.models import MAIN_BRANCH, Message
 from conversations.resources.selectors import conversation_resource_list
 from conversations.selectors import branch_get_or_404, branch_messages, branch_view, conversation_get_or_404
 from memories.llm.tokens import content_text, count_content_tokens, count_tokens
-from memories.selectors.context import Selection, memory_select, visible_scopes
+from memories.models import LifecycleStatus, MemoryItem, Scope, ScopeState
+from memories.recall.index import memory_scope_token, passage_scope_token
+from memories.recall.selection import RecallScope, Selection, recall_select
 from memories.services.items_batch import memory_items_mark_used
 from memories.services.scopes import branch_scope_id
 
@@ -34,7 +38,6 @@ MAX_SYSTEM_MESSAGES = 10
 
 LABELS = {
     "summary": "Conversation summary",
-    "memories": "Relevant memories",
     "stores": "Attached memory stores",
 }
 
@@ -67,10 +70,9 @@ def _truncate(content: Any, limit: int) -> Any:
     return content
 
 
-def _history(branch, max_messages: int) -> tuple[list[Message], list[Message]]:
+def _history(view, max_messages: int) -> tuple[list[Message], list[Message]]:
     """(the last `max_messages` non-system messages oldest first, the branch's
     system messages). One keyset query per page, one for system messages."""
-    view = branch_view(branch=branch)
     kept: list[Message] = []
     before: int | None = None
     while len(kept) < max_messages:
@@ -98,11 +100,81 @@ def _as_dict(message: Message, truncate_chars: int | None) -> dict[str, Any]:
             "floor_no": message.floor_no}
 
 
+def conversation_recall_scope(*, conversation, view, branch_scope: str | None,
+                              exclude_message_ids: frozenset[str] = frozenset()) -> RecallScope:
+    """What a conversation's context may recall. With a branch: global, the
+    conversation's user, that branch and the conversation's floors; without
+    one (spec 003's older callers): global, user, chat, floors and the main
+    line's branch scope (the pipeline extracts into branch scopes)."""
+    ws = conversation.workspace_id
+    cid = conversation.external_id
+    scopes: list[tuple[str, str]] = [(Scope.GLOBAL, "")]
+    if conversation.user_id:
+        scopes.append((Scope.USER, conversation.user_id))
+    if branch_scope is not None:
+        scopes.append((Scope.BRANCH, branch_scope))
+    else:
+        scopes += [(Scope.CHAT, cid), (Scope.BRANCH, branch_scope_id(cid, MAIN_BRANCH))]
+    memory_filter = Q()
+    for scope, scope_id in scopes:
+        memory_filter |= Q(scope=scope) if scope == Scope.GLOBAL else Q(scope=scope, scope_id=scope_id)
+    memory_filter |= Q(scope=Scope.FLOOR, scope_id__in=Message.objects.filter(conversation=conversation).values("id"))
+    tokens = [memory_scope_token(ws, scope, scope_id) for scope, scope_id in scopes]
+    tokens.append(memory_scope_token(ws, Scope.FLOOR, cid))
+    segments = {s.branch_id: s for s in view.segments}
+
+    def shows(branch_id: str, floor_no: int) -> bool:
+        segment = segments.get(branch_id)
+        return segment is not None and floor_no > segment.low and (segment.high is None or floor_no <= segment.high)
+
+    return RecallScope(workspace_id=ws, memory_tokens=tokens, passage_token=passage_scope_token(conversation.pk),
+                       shows=shows, exclude_message_ids=exclude_message_ids, memory_filter=memory_filter)
+
+
+def user_recall_scope(*, workspace, user_id: str | None) -> RecallScope:
+    """Recall outside a conversation: global memories and, with a user, theirs."""
+    scopes: list[tuple[str, str]] = [(Scope.GLOBAL, "")]
+    memory_filter = Q(scope=Scope.GLOBAL)
+    if user_id:
+        scopes.append((Scope.USER, user_id))
+        memory_filter |= Q(scope=Scope.USER, scope_id=user_id)
+    return RecallScope(workspace_id=workspace.pk, memory_filter=memory_filter,
+                       memory_tokens=[memory_scope_token(workspace.pk, s, i) for s, i in scopes])
+
+
+def recall(*, workspace, scope: RecallScope, query: str, strategy: str, budget: int) -> Selection:
+    """Select, then stamp `last_used_at` on the memories chosen."""
+    from memories.recall.dense import dense_similarities
+
+    selection = recall_select(scope=scope, query=query, strategy=strategy, budget=budget,
+                              dense=dense_similarities(workspace_id=scope.workspace_id))
+    used = [c.key for c in selection.injected if c.memory is not None]
+    if used:
+        memory_items_mark_used(workspace=workspace, ids=used)
+    return selection
+
+
+def selection_report(selection: Selection, *, scopes: list[str], scope_id: str | None) -> dict[str, Any]:
+    return {
+        "strategy": selection.strategy,
+        "query": selection.query,
+        "budget": selection.budget,
+        "tokens_used": selection.tokens_used,
+        "candidates": selection.candidates,
+        "scopes": scopes,
+        "scope_id": scope_id,
+        "injected": [c.explain(with_content=True) for c in selection.injected],
+        "omitted": [c.explain(with_content=False) for c in selection.omitted[:50]],
+        "omitted_count": len(selection.omitted),
+    }
+
+
 def context_assemble(*, workspace, external_id: str, request: ContextRequest) -> dict[str, Any]:
     started = time.perf_counter()
     conversation = conversation_get_or_404(workspace=workspace, external_id=external_id)
     branch = branch_get_or_404(conversation=conversation, name=request.branch or MAIN_BRANCH)
-    history, systems = _history(branch, request.max_messages)
+    view = branch_view(branch=branch)
+    history, systems = _history(view, request.max_messages)
     messages = [_as_dict(m, request.truncate_chars) for m in history]
     temporary = [{"role": t["role"], "content": t["content"], "metadata": t.get("metadata") or {}}
                  for t in request.temporary_messages or []]
@@ -118,27 +190,19 @@ def context_assemble(*, workspace, external_id: str, request: ContextRequest) ->
 
     summary_text = ""
     if request.include_summary:
-        summary_text = _rolling_summary(conversation, branch, request.branch)
+        summary_text = _rolling_summary(conversation, branch)
         if summary_text:
             sections.append(f"## {LABELS['summary']}\n{summary_text}")
 
     selection: Selection | None = None
     scope_id = branch_scope_id(conversation.external_id, branch.name) if request.branch else None
     if request.include_memories:
-        selection = memory_select(
-            workspace=workspace,
-            scopes=visible_scopes(
-                conversation=conversation, branch_scope_id=scope_id,
-                main_branch_scope_id=None if request.branch else branch_scope_id(conversation.external_id, MAIN_BRANCH),
-            ),
-            query=query, strategy=request.strategy, budget=request.memory_token_budget,
-            semantic=_semantic(workspace, query),
-        )
-        if selection.injected:
-            lines = [f"- [{c.item.type}{'/' + c.item.summary_tier if c.item.summary_tier else ''}] {c.item.content}"
-                     for c in selection.injected]
-            sections.append(f"## {LABELS['memories']}\n" + "\n".join(lines))
-            memory_items_mark_used(workspace=workspace, ids=[c.item.pk for c in selection.injected])
+        scope = conversation_recall_scope(conversation=conversation, view=view, branch_scope=scope_id,
+                                          exclude_message_ids=frozenset(m.pk for m in history))
+        selection = recall(workspace=workspace, scope=scope, query=query, strategy=request.strategy,
+                           budget=request.memory_token_budget)
+        if selection.text:
+            sections.append(selection.text)
 
     stores = []
     for attached in conversation_resource_list(conversation=conversation):
@@ -168,18 +232,11 @@ def context_assemble(*, workspace, external_id: str, request: ContextRequest) ->
     usage["total_tokens"] = usage["system_tokens"] + usage["message_tokens"]
     memory_report = None
     if selection is not None:
-        memory_report = {
-            "strategy": selection.strategy,
-            "query": query,
-            "budget": selection.budget,
-            "tokens_used": selection.tokens_used,
-            "candidates": selection.candidates,
-            "scopes": ["global", "branch", "floor"] if scope_id else ["global", "chat", "floor", "branch:main"],
-            "scope_id": scope_id,
-            "injected": [c.explain(with_content=True) for c in selection.injected],
-            "omitted": [c.explain(with_content=False) for c in selection.omitted[:50]],
-            "omitted_count": len(selection.omitted),
-        }
+        scopes = ["global", "user", "branch", "floor", "passages"] if scope_id else \
+            ["global", "user", "chat", "floor", "branch:main", "passages"]
+        if not conversation.user_id:
+            scopes.remove("user")
+        memory_report = selection_report(selection, scopes=scopes, scope_id=scope_id)
     body: dict[str, Any] = {
         "conversation_id": conversation.external_id,
         "branch": branch.name,
@@ -203,24 +260,19 @@ def context_assemble(*, workspace, external_id: str, request: ContextRequest) ->
     return body
 
 
-def _rolling_summary(conversation, branch, requested_branch: str | None) -> str:
-    from memories.models import Scope, ScopeState
-
+def _rolling_summary(conversation, branch) -> str:
+    """The branch's rolling summary, unless review holds it back: in a workspace
+    that requires review, a summary is shown only once nothing it was built
+    from awaits approval (it would otherwise leak unreviewed extractions)."""
+    scope_id = branch_scope_id(conversation.external_id, branch.name)
+    if conversation.workspace.requires_review and MemoryItem.objects.filter(
+            workspace_id=conversation.workspace_id, scope=Scope.BRANCH, scope_id=scope_id,
+            lifecycle_status=LifecycleStatus.PENDING).exists():
+        return ""
     if branch.name == MAIN_BRANCH:
         value = (conversation.metadata or {}).get("summary")
         if isinstance(value, str) and value:
             return value
     state = ScopeState.objects.filter(workspace_id=conversation.workspace_id, scope=Scope.BRANCH,
-                                      scope_id=branch_scope_id(conversation.external_id, branch.name)).only(
-        "rolling_summary").first()
+                                      scope_id=scope_id).only("rolling_summary").first()
     return state.rolling_summary if state else ""
-
-
-def _semantic(workspace, query: str) -> dict[str, float] | None:
-    """Semantic similarity when an embedding provider is configured."""
-    from memories.llm.embeddings import get_embedder
-
-    embedder = get_embedder()
-    if embedder is None or not query.strip():
-        return None
-    return embedder.similarities(workspace=workspace, query=query)

@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from memories.selectors.context import STRATEGIES
+from memories.recall.selection import STRATEGIES
 from memory_project.fields import StrictCharField
 
 MAX_TEMPORARY_MESSAGES = 100

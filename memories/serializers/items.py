@@ -15,6 +15,7 @@ from rest_framework import serializers
 
 from accounts.actors import Actor
 from memories.models import MemoryEdge, MemoryItem, MemoryVersion
+from memories.services.item_rules import reported_status
 from memory_project.fields import StrictCharField
 
 
@@ -22,8 +23,15 @@ def to_ms(moment: datetime | None) -> int | None:
     return None if moment is None else int(moment.timestamp() * 1000)
 
 
-def _raw(*, required: bool = False) -> serializers.JSONField:
-    return serializers.JSONField(required=required, allow_null=True)
+def _raw(*, required: bool = False, help_text: str | None = None) -> serializers.JSONField:
+    return serializers.JSONField(required=required, allow_null=True, help_text=help_text)
+
+
+STATUS_HELP = (
+    "active | deprecated | pending. A memory awaiting review (workspaces that require review) reports "
+    "`pending`, never `active`; sending `pending` puts a memory (back) in review. Approving one (to "
+    "`active`) is reserved to operators: through the API it is a 409."
+)
 
 
 class StrictInputSerializer(serializers.Serializer):
@@ -49,7 +57,7 @@ class MemoryItemCreateInputSerializer(StrictInputSerializer):
     confidence = _raw()
     source_floor_id = _raw()
     source_message_id = _raw()
-    status = _raw()
+    status = _raw(help_text=STATUS_HELP)
     lifecycle_status = _raw()
 
 
@@ -64,7 +72,7 @@ class MemoryItemUpdateInputSerializer(StrictInputSerializer):
     confidence = _raw()
     source_floor_id = _raw()
     source_message_id = _raw()
-    status = _raw()
+    status = _raw(help_text=STATUS_HELP)
     lifecycle_status = _raw()
     # Optimistic concurrency (409 `memory_precondition_failed` when stale).
     expected_version = _raw()
@@ -73,7 +81,7 @@ class MemoryItemUpdateInputSerializer(StrictInputSerializer):
 
 class MemoryBatchStatusInputSerializer(StrictInputSerializer):
     ids = _raw(required=True)
-    status = _raw(required=True)
+    status = _raw(required=True, help_text=STATUS_HELP)
 
 
 class MemoryBatchDeleteInputSerializer(StrictInputSerializer):
@@ -108,7 +116,8 @@ class MemoryItemOutputSerializer(serializers.Serializer):
             "confidence": item.confidence,
             "source_floor_id": item.source_floor_id,
             "source_message_id": item.source_message_id,
-            "status": item.status,
+            # `pending` while awaiting review (item_rules.reported_status).
+            "status": reported_status(item.status, item.lifecycle_status),
             "lifecycle_status": item.lifecycle_status,
             "source_job_id": item.source_job_id,
             "token_count_estimate": item.token_count_estimate,
@@ -116,6 +125,10 @@ class MemoryItemOutputSerializer(serializers.Serializer):
             "coverage_start_floor_no": item.coverage_start_floor_no,
             "coverage_end_floor_no": item.coverage_end_floor_no,
             "derived_from_count": item.derived_from_count,
+            # Exact provenance: every message id the memory was made from (and
+            # the memory ids a macro summary compacts).
+            "sources": list(item.sources or []),
+            "source_memory_ids": list(item.source_memory_ids or []),
             "created_at": to_ms(item.created_at),
             "updated_at": to_ms(item.updated_at),
             # Extensions: optimistic concurrency and the store document fields.

@@ -9,15 +9,21 @@ Decisions (spec 003 leaves them open):
 - `summary_tier` is kept only on summaries: any other type clears it, whether
   the request changes the type or only sends a tier (as spec 003 says).
 - `status` drives `lifecycle_status`: `deprecated` makes it `deprecated`;
-  `active` revives a `deprecated` lifecycle and leaves `compacted` / `pending`
-  alone (re-activating the compat status neither un-compacts nor approves).
-  `lifecycle_status` alone never rewrites `status` (spec 003), even to
-  `deprecated`.
+  `active` revives a `deprecated` lifecycle, approves a `pending` one, and
+  leaves `compacted` alone (re-activating the compat status does not
+  un-compact). `lifecycle_status` alone never rewrites `status` (spec 003),
+  even to `deprecated`.
+- A pending memory (awaiting review) reports `status: "pending"`, never
+  `active` (`reported_status`); the stored compat column keeps `active`. As
+  input, `status=pending` sends a memory (back) to review.
 - Both sent in one request must agree, else 409: `status=active` goes with
-  `active|compacted|pending`, `status=deprecated` only with `deprecated`.
-- `pending` (awaiting review) may be entered by anyone, but leaving it for
-  `active` or `compacted` is an approval, reserved to operators (staff users)
-  and the system; agents and jobs get 409.
+  `active|compacted|pending`, `status=deprecated` only with `deprecated`,
+  `status=pending` only with `pending`.
+- `pending` may be entered by anyone, but releasing a memory that was never
+  approved (it is `pending`, or it was rejected from review and is
+  `deprecated`) into `active` or `compacted` is an approval, reserved to
+  operators (staff users) and the system; agents and jobs get 409, on every
+  route (single and batch writes, restore).
 - Scope `store` and type `document` belong to memory stores and are refused
   here (400): they are written through the stores API.
 """
@@ -25,6 +31,7 @@ Decisions (spec 003 leaves them open):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from accounts.actors import Actor
@@ -34,9 +41,13 @@ from memory_project.errors import ConflictError, ValidationError
 MAX_FACT_KEY_CHARS = 255
 MAX_SCOPE_ID_CHARS = 600
 MAX_SOURCE_ID_CHARS = 64
-ITEM_SCOPES = (Scope.GLOBAL, Scope.CHAT, Scope.BRANCH, Scope.FLOOR)
+ITEM_SCOPES = (Scope.GLOBAL, Scope.USER, Scope.CHAT, Scope.BRANCH, Scope.FLOOR)
 ITEM_TYPES = (MemoryType.FACT, MemoryType.SUMMARY, MemoryType.OPEN_LOOP)
 APPROVER_KINDS = ("user", "system")
+# The compat status a pending memory reports (and may be given as input).
+REPORTED_PENDING = "pending"
+STATUS_INPUTS = (*Status.values, REPORTED_PENDING)
+RELEASED_LIFECYCLES = (LifecycleStatus.ACTIVE, LifecycleStatus.COMPACTED)
 _STATUS_LIFECYCLES = {
     Status.ACTIVE: {LifecycleStatus.ACTIVE, LifecycleStatus.COMPACTED, LifecycleStatus.PENDING},
     Status.DEPRECATED: {LifecycleStatus.DEPRECATED},
@@ -120,7 +131,12 @@ def clean_summary_tier(value: Any) -> str | None:
 
 
 def clean_status(value: Any) -> str:
-    return _choice("status", value, Status.values)
+    return _choice("status", value, STATUS_INPUTS)
+
+
+def reported_status(status: str, lifecycle_status: str) -> str:
+    """The compat status a client sees: `pending` while awaiting review."""
+    return REPORTED_PENDING if lifecycle_status == LifecycleStatus.PENDING else status
 
 
 def clean_lifecycle(value: Any) -> str:
@@ -134,10 +150,17 @@ def resolve_statuses(
     status: str | None,
     lifecycle: str | None,
     actor: Actor,
+    never_released: Callable[[], bool] | None = None,
 ) -> tuple[str, str]:
     """The (status, lifecycle_status) after a write; `None` means "not sent".
-    `current_*` are None on create."""
-    if status is not None and lifecycle is not None and lifecycle not in _STATUS_LIFECYCLES[status]:
+    `current_*` are None on create. `never_released`: asked (only when it
+    matters) whether a `deprecated` memory was never `active` nor `compacted`,
+    i.e. it was rejected in review and reviving it would be an approval."""
+    if status == REPORTED_PENDING:
+        if lifecycle not in (None, LifecycleStatus.PENDING):
+            raise ConflictError(f"status 'pending' cannot go with lifecycle_status '{lifecycle}'.")
+        status, lifecycle = Status.ACTIVE, LifecycleStatus.PENDING
+    elif status is not None and lifecycle is not None and lifecycle not in _STATUS_LIFECYCLES[status]:
         raise ConflictError(f"status '{status}' cannot go with lifecycle_status '{lifecycle}'.")
     new_status = status or current_status or Status.ACTIVE
     if lifecycle is not None:
@@ -145,16 +168,16 @@ def resolve_statuses(
     elif status == Status.DEPRECATED:
         new_lifecycle = LifecycleStatus.DEPRECATED
     elif status == Status.ACTIVE:
-        keep = current_lifecycle in (LifecycleStatus.COMPACTED, LifecycleStatus.PENDING)
+        keep = current_lifecycle == LifecycleStatus.COMPACTED
         new_lifecycle = current_lifecycle if keep else LifecycleStatus.ACTIVE
     else:
         new_lifecycle = current_lifecycle or LifecycleStatus.ACTIVE
-    approving = current_lifecycle == LifecycleStatus.PENDING and new_lifecycle in (
-        LifecycleStatus.ACTIVE,
-        LifecycleStatus.COMPACTED,
-    )
-    if approving and actor.kind not in APPROVER_KINDS:
-        raise ConflictError("A pending memory is approved by an operator, not through the API.")
+    if new_lifecycle in RELEASED_LIFECYCLES and actor.kind not in APPROVER_KINDS:
+        unapproved = current_lifecycle == LifecycleStatus.PENDING or (
+            current_lifecycle == LifecycleStatus.DEPRECATED and never_released is not None and never_released()
+        )
+        if unapproved:
+            raise ConflictError("A memory awaiting review is approved by an operator, not through the API.")
     return new_status, new_lifecycle
 
 

@@ -14,11 +14,11 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from accounts.actors import Actor
-from memories.models import MemoryItem, MemoryVersion, VersionOperation
+from memories.models import LifecycleStatus, MemoryItem, MemoryVersion, VersionOperation
 from memories.services.redaction import redaction_scrub
 from memory_project.errors import ConflictError, NotFoundError
 from memory_project.ids import new_memory_version_id
@@ -83,6 +83,33 @@ def lock_memory_item(*, workspace, memory_id: str) -> MemoryItem:
     return item
 
 
+def memories_released_since_review(*, workspace, ids: Iterable[str]) -> set[str]:
+    """Which of these memories are free of review: never `pending`, or `active`
+    / `compacted` after they last entered review, as their versions record it.
+    The others, when `deprecated`, were rejected in review: reviving them is an
+    approval. One grouped query."""
+    ids = list(ids)
+    if not ids:
+        return set()
+    rows = (
+        MemoryVersion.objects.filter(workspace=workspace, memory_id__in=ids)
+        .values("memory_id")
+        .annotate(
+            last_pending=Max("version", filter=Q(attributes__lifecycle_status=LifecycleStatus.PENDING)),
+            last_released=Max(
+                "version",
+                filter=Q(attributes__lifecycle_status__in=[LifecycleStatus.ACTIVE, LifecycleStatus.COMPACTED]),
+            ),
+        )
+        .values_list("memory_id", "last_pending", "last_released")
+    )
+    return {
+        memory_id
+        for memory_id, pending, released in rows
+        if pending is None or (released is not None and released > pending)
+    }
+
+
 def version_preassign(item: MemoryItem) -> str:
     """Give the item the id of the version about to be written, before the item
     row is saved, so that `version_record(..., preassigned=True)` needs no
@@ -108,6 +135,12 @@ def version_record(*, item: MemoryItem, operation: str, actor: Actor, preassigne
     if operation != VersionOperation.DELETED and not preassigned:
         item.current_version_id = version.pk
         MemoryItem.objects.filter(pk=item.pk).update(current_version_id=version.pk)
+    if operation != VersionOperation.DELETED:
+        # Every content change writes a version, so this is the one place that
+        # keeps the recall index in step (a deleted item's entry cascades).
+        from memories.recall.index import memory_entries_sync
+
+        memory_entries_sync([item])
     return version
 
 
@@ -128,14 +161,23 @@ def _version_row(*, item: MemoryItem, operation: str, actor: Actor) -> MemoryVer
     )
 
 
-def versions_record_bulk(*, items: Sequence[MemoryItem], operation: str, actor: Actor) -> list[MemoryVersion]:
-    """`version_record` for many items in one INSERT (batch status, batch delete).
+def versions_record_bulk(*, items: Sequence[MemoryItem], operation: str, actor: Actor,
+                         preassigned: bool = False) -> list[MemoryVersion]:
+    """`version_record` for many items in one INSERT (batch status, batch delete,
+    the pipeline's bulk creates).
 
     Sets `current_version_id` on the item objects but does not save them: the
     caller's own `bulk_update` of the items carries it (one UPDATE instead of
-    one per item). Same locking contract as `version_record`.
+    one per item). With `preassigned=True` the items were saved already with
+    ids from `version_preassign`, which the versions take. Same locking
+    contract as `version_record`.
     """
     versions = [_version_row(item=item, operation=operation, actor=actor) for item in items]
+    if preassigned:
+        for item, version in zip(items, versions, strict=True):
+            version.pk = item.current_version_id
+        MemoryVersion.objects.bulk_create(versions)
+        return versions
     MemoryVersion.objects.bulk_create(versions)
     if operation != VersionOperation.DELETED:
         for item, version in zip(items, versions, strict=True):

@@ -44,11 +44,12 @@ def compact_run(job: MemoryJob) -> dict:
         micros = list(
             _active_summaries(job, SummaryTier.MICRO)
             .order_by("coverage_start_floor_no", "created_at", "pk")
-            .only("id", "content", "coverage_start_floor_no", "coverage_end_floor_no")[:MAX_SOURCES_PER_MACRO]
+            .only("id", "content", "sources", "coverage_start_floor_no", "coverage_end_floor_no")[:MAX_SOURCES_PER_MACRO]
         )
         if len(micros) < minimum:
             break
-        previous = _active_summaries(job, SummaryTier.MACRO).order_by("-created_at").only("id", "content").first()
+        previous = _active_summaries(job, SummaryTier.MACRO).order_by("-created_at").only(
+            "id", "content", "sources").first()
         sources = ([previous] if previous else []) + micros
         text, usage = provider.compact([s.content for s in sources])
         with transaction.atomic():
@@ -69,6 +70,11 @@ def compact_run(job: MemoryJob) -> dict:
                 coverage_start_floor_no=span["start"], coverage_end_floor_no=span["end"],
                 derived_from_count=len(sources),
             )
+            # A macro is made from the messages its summaries were made from.
+            macro.sources = list(dict.fromkeys(m for s in sources for m in (s.sources or [])))
+            macro.source_memory_ids = [s.pk for s in sources]
+            MemoryItem.objects.filter(pk=macro.pk).update(sources=macro.sources,
+                                                          source_memory_ids=macro.source_memory_ids)
             for source in sources:
                 memory_edge_create(workspace=job.workspace, from_id=macro.pk, to_id=source.pk, relation=Relation.COMPACTS)
                 memory_item_update(workspace=job.workspace, actor=actor, memory_id=source.pk,

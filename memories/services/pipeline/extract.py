@@ -10,9 +10,10 @@ from accounts.actors import Actor
 from memories.extraction.types import ExtractionInput, KnownFact, OpenLoopRef, Turn
 from memories.llm import get_provider
 from memories.llm.tokens import content_text
-from memories.models import MemoryItem, MemoryJob, MemoryType, MemoryVersion, Scope, ScopeState
+from memories.models import JobKind, MemoryItem, MemoryJob, MemoryType, MemoryVersion, Scope, ScopeState
+from memories.recall.index import passage_entries_rebuild
 from memories.services.jobs import job_progress, memory_job_checkpoint
-from memories.services.pipeline.writes import live_items, write_batch
+from memories.services.pipeline.writes import Destination, destination_for, live_items, write_batch
 from memories.services.scopes import lock_scope_state, parse_branch_scope_id, scope_refresh_totals
 
 # What a batch shows the model of the scope's memory so far: enough for a
@@ -34,9 +35,12 @@ def _branch(job: MemoryJob):
     return conversation, branch
 
 
-def _input(job: MemoryJob, state: ScopeState, conversation, turns: list[Turn]) -> ExtractionInput:
-    facts = live_items(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id, type=MemoryType.FACT)
-    loops = live_items(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id, type=MemoryType.OPEN_LOOP)
+def _input(job: MemoryJob, state: ScopeState, conversation, turns: list[Turn], destination: Destination
+           ) -> ExtractionInput:
+    facts = live_items(workspace=job.workspace, scope=destination.fact_scope, scope_id=destination.fact_scope_id,
+                       type=MemoryType.FACT)
+    loops = live_items(workspace=job.workspace, scope=destination.fact_scope, scope_id=destination.fact_scope_id,
+                       type=MemoryType.OPEN_LOOP)
     previous = state.rolling_summary
     if not previous and job.scope_id.endswith(',"main"]'):
         summary = (conversation.metadata or {}).get("summary")
@@ -52,6 +56,7 @@ def _input(job: MemoryJob, state: ScopeState, conversation, turns: list[Turn]) -
             for o in reversed(loops.order_by("-created_at").only("id", "content", "source_floor_id")[:OPEN_LOOPS_LIMIT])
         ],
         turns=turns,
+        previous_summary_sources=list(state.rolling_sources or []),
     )
 
 
@@ -59,8 +64,8 @@ def extract_run(job: MemoryJob) -> dict:
     """Read the scope's floors after its checkpoint, batch by batch, until none
     are left. A batch committed by an earlier (killed) run of this job is not
     read again: the checkpoint moved with it."""
-    from conversations.selectors import branch_messages, branch_view
-    from conversations.services import conversation_update
+    from conversations.selectors import branch_last_floor_no, branch_messages, branch_view
+    from conversations.services import branch_mark_processed, conversation_update
 
     conversation, branch = _branch(job)
     if branch is None:
@@ -77,27 +82,29 @@ def extract_run(job: MemoryJob) -> dict:
         messages = branch_messages(branch=view, after_floor_no=after, limit=batch_size)
         if not messages:
             break
-        turns = [Turn(floor_no=m.floor_no, message_id=m.pk, role=m.role, text=content_text(m.content)) for m in messages]
-        tokens_read = sum(m.token_estimate for m in messages)
-        conversation.refresh_from_db(fields=["metadata"])
-        data = _input(job, state, conversation, turns)
-        del messages
+        turns = [Turn(floor_no=m.floor_no, message_id=m.pk, role=m.role, text=content_text(m.content),
+                      created_at=m.created_at) for m in messages]
+        conversation.refresh_from_db(fields=["metadata", "user_id"])
+        destination = destination_for(scope=job.scope, scope_id=job.scope_id, user_id=conversation.user_id)
+        data = _input(job, state, conversation, turns, destination)
         # The model call happens outside any transaction (it may take seconds).
         result, usage = provider.extract(data)
         with transaction.atomic():
             state = lock_scope_state(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id)
             if state.last_processed_floor_no != after:
                 continue  # another delivery of this job wrote this batch meanwhile
-            counts = write_batch(job=job, scope=job.scope, scope_id=job.scope_id, result=result, turns=turns, review=review)
+            counts = write_batch(job=job, destination=destination, result=result, turns=turns, review=review)
+            _index_passages(job.workspace_id, branch, messages)
             state.last_processed_floor_no = turns[-1].floor_no
-            state.pending_floors = max(0, state.pending_floors - len(turns))
-            state.pending_tokens = max(0, state.pending_tokens - tokens_read)
-            state.dirty = state.pending_floors > 0
             state.last_extracted_at = timezone.now()
             state.rolling_summary = result.rolling_summary
+            state.rolling_sources = list(dict.fromkeys([*state.rolling_sources, *result.rolling_sources])) \
+                if result.rolling_summary else []
             state.summarized_until = turns[-1].message_id
-            state.save(update_fields=["last_processed_floor_no", "pending_floors", "pending_tokens", "dirty",
-                                      "last_extracted_at", "rolling_summary", "summarized_until", "updated_at"])
+            state.save(update_fields=["last_processed_floor_no", "last_extracted_at", "rolling_summary",
+                                      "rolling_sources", "summarized_until", "updated_at"])
+            # The branch's pending work (appended minus processed) moves with what was written.
+            branch_mark_processed(branch_id=branch.pk, through_floor_no=turns[-1].floor_no)
             if branch.name == "main" and result.rolling_summary:
                 conversation_update(
                     workspace=job.workspace, external_id=conversation.external_id,
@@ -106,15 +113,45 @@ def extract_run(job: MemoryJob) -> dict:
             job_progress(job, counts={**counts.as_dict(), "batches": 1, "floors": len(turns)},
                          input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, provider=provider.name)
         batches += 1
+        del messages
     state = ScopeState.objects.get(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id)
-    with transaction.atomic():
-        state = lock_scope_state(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id)
-        if state.pending_floors and not branch_messages(branch=view, after_floor_no=state.last_processed_floor_no, limit=1):
-            # Counted floors that were deleted before they were read.
-            state.pending_floors, state.pending_tokens, state.dirty = 0, 0, False
-            state.save(update_fields=["pending_floors", "pending_tokens", "dirty", "updated_at"])
+    # Floors counted as appended but deleted before they were read: the branch
+    # is caught up through its last floor if, read after that floor number,
+    # nothing is left after the checkpoint.
+    last_floor_no = branch_last_floor_no(branch_id=branch.pk)
+    if not branch_messages(branch=view, after_floor_no=state.last_processed_floor_no, limit=1):
+        branch_mark_processed(branch_id=branch.pk, through_floor_no=last_floor_no)
     scope_refresh_totals(state=state)
+    if batches:
+        _after_extraction(job, state)
     return {"last_processed_floor_no": state.last_processed_floor_no}
+
+
+def _index_passages(workspace_id: int, branch, messages) -> None:
+    """Index the batch's messages as recall passages. A fork reads its
+    parent's floors too; those are the parent's and are indexed once, so only
+    the ones not indexed yet are added here."""
+    from memories.models import RecallEntry
+
+    own = [m for m in messages if m.branch_id == branch.pk]
+    inherited = [m for m in messages if m.branch_id != branch.pk]
+    if inherited:
+        indexed = set(RecallEntry.objects.filter(workspace_id=workspace_id, message_id__in=[m.pk for m in inherited])
+                      .values_list("message_id", flat=True))
+        own += [m for m in inherited if m.pk not in indexed]
+    passage_entries_rebuild(workspace_id=workspace_id, messages=own)
+
+
+def _after_extraction(job: MemoryJob, state: ScopeState) -> None:
+    """Compaction as soon as enough micro summaries wait (not only on the
+    maintenance beat), and vectors for what this job indexed."""
+    from memories.services.jobs import memory_job_enqueue
+    from memories.tasks import embed_recall_entries_task
+
+    if state.micro_count >= max(1, settings.MEMORY_COMPACT_MIN_MICROS):
+        memory_job_enqueue(workspace=job.workspace, kind=JobKind.COMPACT, scope=job.scope, scope_id=job.scope_id)
+    workspace_id = job.workspace_id
+    transaction.on_commit(lambda: embed_recall_entries_task.delay(workspace_id))
 
 
 def machine_written_ids(*, workspace, scope: str, scope_id: str) -> list[str]:
@@ -132,7 +169,7 @@ def rebuild_run(job: MemoryJob) -> dict:
     """Remove the scope's machine-written memories, reset its checkpoint to 0,
     then extract from floor 1. The reset commits with a mark on the job, so a
     rerun after a crash continues the extraction instead of resetting again."""
-    from conversations.services import conversation_update
+    from conversations.services import branch_processed_reset, conversation_update
     from memories.services.items_batch import memory_items_delete
 
     conversation, branch = _branch(job)
@@ -149,13 +186,10 @@ def rebuild_run(job: MemoryJob) -> dict:
                 removed += memory_items_delete(workspace=job.workspace, actor=actor,
                                                ids=ids[start:start + DELETE_CHUNK]).counts["deleted"]
             state.last_processed_floor_no = 0
-            state.pending_floors = max(branch.next_floor_no - 1, 0)
-            state.pending_tokens = 0
-            state.dirty = True
             state.rolling_summary = ""
             state.summarized_until = ""
-            state.save(update_fields=["last_processed_floor_no", "pending_floors", "pending_tokens", "dirty",
-                                      "rolling_summary", "summarized_until", "updated_at"])
+            state.save(update_fields=["last_processed_floor_no", "rolling_summary", "summarized_until", "updated_at"])
+            branch_processed_reset(branch_id=branch.pk)
             if branch.name == "main":
                 conversation_update(workspace=job.workspace, external_id=conversation.external_id,
                                     metadata={"summary": None, "summarized_until": None})

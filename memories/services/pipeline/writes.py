@@ -1,5 +1,17 @@
-"""The writes of one extraction batch, through the item and edge services so
-that every item change has its version. Called inside the batch transaction."""
+"""The writes of one extraction batch, in bulk: one read of the live facts and
+loops it touches, one INSERT of new items, one of their versions, one of
+edges, one locked UPDATE for what they deprecate, one rebuild of their recall
+entries. Called inside the batch transaction.
+
+Where the memories go:
+- the micro summary: the branch scope the batch was read from;
+- facts and open loops: the conversation's user (scope `user`, keyed by the
+  conversation's `user_id`) when it has one, so that what one conversation
+  learnt about a person reaches all of their conversations and no one
+  else's; otherwise the branch scope.
+
+Every item records `sources`: the exact message ids it was made from.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +20,26 @@ from dataclasses import dataclass, field
 from accounts.actors import Actor
 from memories.extraction.types import ExtractionResult, Turn
 from memories.llm.tokens import count_tokens
-from memories.models import LifecycleStatus, MemoryItem, MemoryJob, MemoryType, Relation, Scope, Status, SummaryTier
-from memories.services.edges import memory_edge_create
+from memories.models import (
+    LifecycleStatus,
+    MemoryEdge,
+    MemoryItem,
+    MemoryJob,
+    MemoryType,
+    Relation,
+    Scope,
+    Status,
+    SummaryTier,
+    VersionOperation,
+)
+from memories.recall.index import memory_entries_rebuild
 from memories.services.item_rules import normalize_fact_key
-from memories.services.items import memory_item_create, memory_item_update
-from memory_project.errors import EdgeConflictError
+from memories.services.items_batch import MAX_BATCH_IDS, memory_items_set_status
+from memories.services.versioning import content_fingerprint, version_preassign, versions_record_bulk
 
 MICRO_IMPORTANCE = 0.5
 MICRO_CONFIDENCE = 0.8
+LOOP_CONFIDENCE = 0.8
 
 
 @dataclass
@@ -34,6 +58,22 @@ class BatchCounts:
                 ("summaries", "facts", "facts_unchanged", "facts_updated", "open_loops", "resolved", "edges")}
 
 
+@dataclass(frozen=True)
+class Destination:
+    """Where a batch writes: its branch scope, and where facts and loops go."""
+
+    scope: str
+    scope_id: str
+    fact_scope: str
+    fact_scope_id: str
+
+
+def destination_for(*, scope: str, scope_id: str, user_id: str | None) -> Destination:
+    if user_id:
+        return Destination(scope, scope_id, Scope.USER, user_id)
+    return Destination(scope, scope_id, scope, scope_id)
+
+
 def live_items(*, workspace, scope: str, scope_id: str, type: str):  # noqa: A002
     """Items still in force in a scope: active status, not compacted or deprecated."""
     return MemoryItem.objects.filter(
@@ -42,16 +82,18 @@ def live_items(*, workspace, scope: str, scope_id: str, type: str):  # noqa: A00
     )
 
 
-def _edge(workspace, from_id: str, to_id: str, relation: str, counts: BatchCounts) -> None:
-    try:
-        memory_edge_create(workspace=workspace, from_id=from_id, to_id=to_id, relation=relation)
-        counts.edges += 1
-    except EdgeConflictError:
-        pass  # already linked: a rerun of the same facts
+def _new_item(*, workspace, job: MemoryJob, scope: str, scope_id: str, type: str, content: str,  # noqa: A002
+              lifecycle: str, sources: list[str], **fields) -> MemoryItem:
+    item = MemoryItem(workspace=workspace, scope=scope, scope_id=scope_id, type=type, content=content,
+                      status=Status.ACTIVE, lifecycle_status=lifecycle, source_job=job,
+                      sources=list(dict.fromkeys(sources)), token_count_estimate=count_tokens(content), **fields)
+    item.content_sha256, item.content_size_bytes = content_fingerprint(content)
+    version_preassign(item)
+    return item
 
 
 def write_batch(
-    *, job: MemoryJob, scope: str, scope_id: str, result: ExtractionResult, turns: list[Turn], review: bool
+    *, job: MemoryJob, destination: Destination, result: ExtractionResult, turns: list[Turn], review: bool
 ) -> BatchCounts:
     """Micro summary, facts (a new value of a key deprecates the old one, linked
     by `updates`), open loops, resolutions; each fact and loop `derived_from`
@@ -62,64 +104,87 @@ def write_batch(
     counts = BatchCounts()
     if not (result.summary.strip() or result.facts or result.open_loops or result.resolutions):
         return counts
-    micro = memory_item_create(
-        workspace=workspace, actor=actor, scope=scope, scope_id=scope_id, type=MemoryType.SUMMARY,
-        summary_tier=SummaryTier.MICRO, content=result.summary.strip() or "-",
-        importance=MICRO_IMPORTANCE, confidence=MICRO_CONFIDENCE,
-        source_message_id=turns[-1].message_id, source_job=job,
-        token_count_estimate=count_tokens(result.summary),
+    common = {"workspace": workspace, "job": job, "lifecycle": lifecycle}
+    batch_ids = [t.message_id for t in turns]
+    micro = _new_item(
+        **common, scope=destination.scope, scope_id=destination.scope_id, type=MemoryType.SUMMARY,
+        content=result.summary.strip() or "-", sources=result.summary_sources or batch_ids,
+        summary_tier=SummaryTier.MICRO, importance=MICRO_IMPORTANCE, confidence=MICRO_CONFIDENCE,
+        source_message_id=turns[-1].message_id,
         coverage_start_floor_no=turns[0].floor_no, coverage_end_floor_no=turns[-1].floor_no,
-        derived_from_count=len(turns), lifecycle_status=lifecycle,
+        derived_from_count=len(turns),
     )
-    counts.summaries += 1
-    counts.item_ids.append(micro.pk)
+    new_items: list[MemoryItem] = [micro]
+    edges: list[tuple[str, str, str]] = []
+    deprecate: list[str] = []
 
+    # One read of the live facts of every key this batch states.
+    keys = {normalize_fact_key(fact.key) for fact in result.facts}
+    current_by_key: dict[str, list[MemoryItem]] = {}
+    if keys:
+        for item in (live_items(workspace=workspace, scope=destination.fact_scope,
+                                scope_id=destination.fact_scope_id, type=MemoryType.FACT)
+                     .filter(fact_key__in=keys).only("id", "fact_key", "content").order_by("created_at")):
+            current_by_key.setdefault(item.fact_key, []).append(item)
     for fact in result.facts:
         key = normalize_fact_key(fact.key)
-        current = list(live_items(workspace=workspace, scope=scope, scope_id=scope_id, type=MemoryType.FACT)
-                       .filter(fact_key=key).order_by("created_at"))
+        current = current_by_key.get(key, [])
         if any(item.content == fact.content for item in current):
             counts.facts_unchanged += 1  # same key, same value: nothing new
             continue
-        new = memory_item_create(
-            workspace=workspace, actor=actor, scope=scope, scope_id=scope_id, type=MemoryType.FACT,
-            content=fact.content, fact_key=key, importance=fact.importance, confidence=fact.confidence,
-            source_message_id=fact.message_id, source_floor_id=str(fact.floor_no), source_job=job,
-            token_count_estimate=count_tokens(fact.content), lifecycle_status=lifecycle,
+        new = _new_item(
+            **common, scope=destination.fact_scope, scope_id=destination.fact_scope_id, type=MemoryType.FACT,
+            content=fact.content, sources=fact.message_ids, fact_key=key, importance=fact.importance,
+            confidence=fact.confidence, source_message_id=fact.message_id, source_floor_id=str(fact.floor_no),
         )
+        new_items.append(new)
         counts.facts += 1
-        counts.item_ids.append(new.pk)
-        _edge(workspace, new.pk, micro.pk, Relation.DERIVED_FROM, counts)
+        edges.append((new.pk, micro.pk, Relation.DERIVED_FROM))
         for old in current:
-            memory_item_update(workspace=workspace, actor=actor, memory_id=old.pk, changes={"status": Status.DEPRECATED})
-            _edge(workspace, new.pk, old.pk, Relation.UPDATES, counts)
+            deprecate.append(old.pk)
+            edges.append((new.pk, old.pk, Relation.UPDATES))
             counts.facts_updated += 1
+        # A later fact of the same key in this batch replaces this one.
+        current_by_key[key] = [new]
 
     refs: dict[str, str] = {}
     for loop in result.open_loops:
-        item = memory_item_create(
-            workspace=workspace, actor=actor, scope=scope, scope_id=scope_id, type=MemoryType.OPEN_LOOP,
-            content=loop.content, importance=loop.importance, confidence=0.8,
-            source_message_id=loop.message_id, source_floor_id=str(loop.floor_no), source_job=job,
-            token_count_estimate=count_tokens(loop.content), lifecycle_status=lifecycle,
+        item = _new_item(
+            **common, scope=destination.fact_scope, scope_id=destination.fact_scope_id, type=MemoryType.OPEN_LOOP,
+            content=loop.content, sources=loop.message_ids, importance=loop.importance, confidence=LOOP_CONFIDENCE,
+            source_message_id=loop.message_id, source_floor_id=str(loop.floor_no),
         )
+        new_items.append(item)
         refs[loop.ref] = item.pk
         counts.open_loops += 1
-        counts.item_ids.append(item.pk)
-        _edge(workspace, item.pk, micro.pk, Relation.DERIVED_FROM, counts)
+        edges.append((item.pk, micro.pk, Relation.DERIVED_FROM))
 
-    for resolution in result.resolutions:
-        target = refs.get(resolution.target, resolution.target)
-        loop_item = MemoryItem.objects.filter(
-            workspace=workspace, pk=target, type=MemoryType.OPEN_LOOP, status=Status.ACTIVE
-        ).first()
-        if loop_item is None:
-            continue  # closed meanwhile, or an id the model made up
-        _edge(workspace, micro.pk, loop_item.pk, Relation.RESOLVES, counts)
-        memory_item_update(workspace=workspace, actor=actor, memory_id=loop_item.pk, changes={"status": Status.DEPRECATED})
-        counts.resolved += 1
+    new_ids = {item.pk for item in new_items}
+    targets = [refs.get(r.target, r.target) for r in result.resolutions]
+    existing_loops = set(MemoryItem.objects.filter(
+        workspace=workspace, pk__in=[t for t in targets if t not in new_ids], type=MemoryType.OPEN_LOOP,
+        status=Status.ACTIVE).values_list("pk", flat=True))
+    for target in dict.fromkeys(targets):
+        if target in new_ids or target in existing_loops:
+            edges.append((micro.pk, target, Relation.RESOLVES))
+            deprecate.append(target)
+            counts.resolved += 1
+        # else: closed meanwhile, or an id the model made up
+
+    MemoryItem.objects.bulk_create(new_items)
+    versions_record_bulk(items=new_items, operation=VersionOperation.CREATED, actor=actor, preassigned=True)
+    memory_entries_rebuild(new_items)
+    counts.summaries = 1
+    counts.item_ids = [item.pk for item in new_items]
+    if deprecate:
+        # Loops resolved in the batch that opened them are deprecated here too.
+        ids = list(dict.fromkeys(deprecate))
+        for start in range(0, len(ids), MAX_BATCH_IDS):
+            memory_items_set_status(workspace=workspace, actor=actor, ids=ids[start:start + MAX_BATCH_IDS],
+                                    status=Status.DEPRECATED)
+    if edges:
+        created = MemoryEdge.objects.bulk_create(
+            [MemoryEdge(workspace=workspace, from_item_id=a, to_item_id=b, relation=r) for a, b, r in edges],
+            ignore_conflicts=True)
+        counts.edges = len(created)
     return counts
-
-
-def scope_is_branch(scope: str) -> bool:
-    return scope == Scope.BRANCH

@@ -1,0 +1,372 @@
+"""The recall index: what retrieval can find, kept in step with memories and
+messages.
+
+Each entry is a memory item or a passage of a message (see `RecallEntry`),
+with its analysed terms and one scope token. The database's own full-text
+index answers "entries of these scopes that contain any of these terms":
+
+- SQLite: an external-content FTS5 table over (terms, scope_token) with the
+  `unicode61` tokenizer. Terms are pre-analysed (stems, CJK bigrams), so the
+  tokenizer only splits on spaces. Triggers keep it in step; Django rebuilds a
+  table (dropping triggers) when a migration alters it, so
+  `sqlite_index_ensure` runs after every `migrate`.
+- PostgreSQL: a GIN index on `to_tsvector('simple', terms)` beside the btree
+  on (workspace, scope_token).
+
+Entries are rebuilt, never patched: a memory is re-indexed when a version is
+written (every create, change, restore), a message's passages when the
+pipeline reads its floor and whenever the message changes. Deleting a memory
+or a conversation cascades to its entries.
+"""
+
+# SQL here is built from the module's constant names only; every value that
+# comes from a caller is a bound parameter.
+# ruff: noqa: S608
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from django.db import connection as default_connection
+
+from memories.llm.tokens import content_text, count_tokens
+from memories.models import MemoryItem, MemoryType, RecallEntry, RecallKind, Scope, SummaryTier
+from memories.recall.analysis import analyze, terms_text
+
+ENTRY_TABLE = "memories_recallentry"
+FTS_TABLE = "memories_recallentry_fts"
+# A passage is a window of whole sentences of one message, at most this many
+# tokens (a long message becomes several passages). Small enough that a
+# 1,000-token budget holds a dozen or more pieces of evidence; large enough that
+# a sentence keeps its neighbours' context. Turns of a chat are mostly shorter.
+PASSAGE_MAX_TOKENS = 80
+# Sentences end at . ! ? (before a space or the end), their CJK forms, or a newline.
+_SENTENCE_END_RE = re.compile(r"(?:[.!?](?=\s)|[。！？]|\n+)")
+
+
+# --- scope tokens --------------------------------------------------------------
+
+
+def memory_scope_token(workspace_id: str, scope: str, scope_id: str) -> str:
+    """One word (letters and digits only, so a full-text tokenizer keeps it
+    whole) per memory scope. Floor memories are filed under their
+    conversation's business id, the scope they are visible in."""
+    digest = hashlib.sha1(f"{workspace_id}\x00{scope}\x00{scope_id}".encode(), usedforsecurity=False).hexdigest()
+    return f"{scope[0]}{digest[:32]}"
+
+
+def passage_scope_token(conversation_pk: int) -> str:
+    return f"p{conversation_pk}"
+
+
+def _floor_conversation_ids(workspace_id: str, message_ids: Iterable[str]) -> dict[str, str]:
+    from conversations.selectors import message_conversation_ids
+
+    return message_conversation_ids(workspace_id=workspace_id, message_ids=list(message_ids))
+
+
+# --- memories --------------------------------------------------------------------
+
+
+def _memory_text(item: MemoryItem) -> str:
+    # The fact key's words help a question that names the attribute ("email").
+    key = (item.fact_key or "").replace(".", " ").replace("_", " ")
+    return f"{key} {item.content}" if key else item.content
+
+
+def _indexed(item: MemoryItem) -> bool:
+    """Store documents have their own search. Macro summaries are not evidence:
+    they orient (dual-summary reads them directly) and must not change what
+    retrieval finds once micros are compacted into them."""
+    return item.type != MemoryType.DOCUMENT and item.summary_tier != SummaryTier.MACRO
+
+
+def memory_entries_rebuild(items: Sequence[MemoryItem]) -> None:
+    """(Re)index memory items: one DELETE and one multi-row INSERT. Store
+    documents are not part of a conversation's recall; they have their own
+    search. Called inside the writing transaction."""
+    items = [item for item in items if _indexed(item)]
+    if not items:
+        return
+    RecallEntry.objects.filter(memory_id__in=[item.pk for item in items]).delete()
+    floors = _floor_conversation_ids(items[0].workspace_id,
+                                     [i.scope_id for i in items if i.scope == Scope.FLOOR])
+    rows = []
+    for item in items:
+        if not item.content:
+            continue
+        if item.scope == Scope.FLOOR:
+            conversation_id = floors.get(item.scope_id)
+            if conversation_id is None:
+                continue  # a floor of no conversation of this workspace: visible nowhere
+            token = memory_scope_token(item.workspace_id, Scope.FLOOR, conversation_id)
+        else:
+            token = memory_scope_token(item.workspace_id, item.scope, item.scope_id)
+        terms = analyze(_memory_text(item))
+        rows.append(RecallEntry(workspace_id=item.workspace_id, kind=RecallKind.MEMORY, scope_token=token,
+                                memory_id=item.pk, terms=terms_text(terms), length=len(terms),
+                                content_sha256=item.content_sha256))
+    RecallEntry.objects.bulk_create(rows)
+
+
+def memory_entries_sync(items: Sequence[MemoryItem]) -> None:
+    """Rebuild the entries of the items whose text or scope changed since
+    they were indexed; a status-only change keeps its entry (and vector)."""
+    items = [item for item in items if _indexed(item)]
+    if not items:
+        return
+    indexed = {memory_id: (sha, token) for memory_id, sha, token in RecallEntry.objects.filter(
+        memory_id__in=[item.pk for item in items]).values_list("memory_id", "content_sha256", "scope_token")}
+    stale = [item for item in items if item.pk not in indexed or indexed[item.pk][0] != item.content_sha256
+             or (item.scope != Scope.FLOOR
+                 and indexed[item.pk][1] != memory_scope_token(item.workspace_id, item.scope, item.scope_id))]
+    memory_entries_rebuild(stale)
+
+
+# --- passages --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PassageSpan:
+    start: int
+    end: int
+
+
+def passage_spans(text: str, max_tokens: int = PASSAGE_MAX_TOKENS) -> list[PassageSpan]:
+    """Windows of whole sentences of `text`, each at most `max_tokens` tokens
+    (a single longer sentence is a window of its own)."""
+    sentences: list[tuple[int, int]] = []
+    start = 0
+    for match in _SENTENCE_END_RE.finditer(text):
+        end = match.end()
+        if text[start:end].strip():
+            sentences.append((start, end))
+        start = end
+    if text[start:].strip():
+        sentences.append((start, len(text)))
+    spans: list[PassageSpan] = []
+    window_start: int | None = None
+    window_end = 0
+    used = 0
+    for s_start, s_end in sentences:
+        tokens = count_tokens(text[s_start:s_end])
+        if window_start is not None and used + tokens > max_tokens:
+            spans.append(PassageSpan(window_start, window_end))
+            window_start, used = None, 0
+        if window_start is None:
+            window_start = s_start
+        window_end = s_end
+        used += tokens
+    if window_start is not None:
+        spans.append(PassageSpan(window_start, window_end))
+    # Trim surrounding white space so offsets point at text.
+    out = []
+    for span in spans:
+        chunk = text[span.start:span.end]
+        lead = len(chunk) - len(chunk.lstrip())
+        trail = len(chunk) - len(chunk.rstrip())
+        out.append(PassageSpan(span.start + lead, span.end - trail))
+    return out
+
+
+class IndexedMessage(Protocol):
+    """What passage indexing reads of a message (conversations' Message rows fit)."""
+
+    id: str
+    conversation_id: int
+    branch_id: str
+    floor_no: int
+    role: str
+    content: object
+    created_at: datetime
+
+
+def passage_entries_rebuild(*, workspace_id: str, messages: Sequence[IndexedMessage]) -> int:
+    """(Re)index the passages of these messages: one DELETE, one multi-row
+    INSERT. System and tool messages are not conversation content."""
+    if not messages:
+        return 0
+    RecallEntry.objects.filter(workspace_id=workspace_id, kind=RecallKind.PASSAGE,
+                               message_id__in=[m.id for m in messages]).delete()
+    rows = []
+    for message in messages:
+        if message.role not in {"user", "assistant"}:
+            continue
+        text = content_text(message.content)
+        for span in passage_spans(text):
+            terms = analyze(text[span.start:span.end])
+            if not terms:
+                continue
+            rows.append(RecallEntry(
+                workspace_id=workspace_id, kind=RecallKind.PASSAGE,
+                scope_token=passage_scope_token(message.conversation_id),
+                conversation_id=message.conversation_id, branch_id=message.branch_id, message_id=message.id,
+                floor_no=message.floor_no, start_char=span.start, end_char=span.end,
+                terms=terms_text(terms), length=len(terms),
+            ))
+    RecallEntry.objects.bulk_create(rows)
+    return len(rows)
+
+
+def passage_entries_delete(*, workspace_id: str, message_ids: Iterable[str]) -> int:
+    deleted, _ = RecallEntry.objects.filter(workspace_id=workspace_id, kind=RecallKind.PASSAGE,
+                                            message_id__in=list(message_ids)).delete()
+    return deleted
+
+
+# --- database full-text index ----------------------------------------------------------
+
+_SQLITE_TRIGGERS = {
+    f"{FTS_TABLE}_ai": f"""
+        CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_ai AFTER INSERT ON {ENTRY_TABLE} BEGIN
+            INSERT INTO {FTS_TABLE}(rowid, terms, scope_token) VALUES (new.id, new.terms, new.scope_token);
+        END""",
+    f"{FTS_TABLE}_ad": f"""
+        CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_ad AFTER DELETE ON {ENTRY_TABLE} BEGIN
+            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, terms, scope_token)
+            VALUES ('delete', old.id, old.terms, old.scope_token);
+        END""",
+    f"{FTS_TABLE}_au": f"""
+        CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_au AFTER UPDATE OF terms, scope_token ON {ENTRY_TABLE} BEGIN
+            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, terms, scope_token)
+            VALUES ('delete', old.id, old.terms, old.scope_token);
+            INSERT INTO {FTS_TABLE}(rowid, terms, scope_token) VALUES (new.id, new.terms, new.scope_token);
+        END""",
+}
+
+
+def sqlite_index_ensure(connection=default_connection) -> bool:
+    """Create the FTS5 table and its triggers if missing (SQLite only; idempotent).
+    Returns True when the index was (re)built from the entry table."""
+    if connection.vendor != "sqlite":
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = %s", [ENTRY_TABLE])
+        if cursor.fetchone() is None:
+            return False
+        cursor.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = %s AND name LIKE %s",
+            [ENTRY_TABLE, f"{FTS_TABLE}_%"],
+        )
+        if {row[0] for row in cursor.fetchall()} == set(_SQLITE_TRIGGERS):
+            return False
+        # unicode61 keeps a run of ideographs as one token, so a stored bigram
+        # stays one word; the terms are already lowercased and stemmed.
+        cursor.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
+            f"terms, scope_token, content='{ENTRY_TABLE}', content_rowid='id', "
+            "tokenize='unicode61 remove_diacritics 0', detail='column')"
+        )
+        for sql in _SQLITE_TRIGGERS.values():
+            cursor.execute(sql)
+        cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')")
+    return True
+
+
+def sqlite_index_drop(connection=default_connection) -> None:
+    if connection.vendor != "sqlite":
+        return
+    with connection.cursor() as cursor:
+        for name in _SQLITE_TRIGGERS:
+            cursor.execute(f"DROP TRIGGER IF EXISTS {name}")
+        cursor.execute(f"DROP TABLE IF EXISTS {FTS_TABLE}")
+
+
+def recall_index_purge(connection=default_connection) -> None:
+    """Merge the FTS5 segments so that the terms of deleted entries are gone
+    from the file, not only marked deleted (erasure calls this)."""
+    if connection.vendor != "sqlite":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = %s", [FTS_TABLE])
+        if cursor.fetchone() is not None:
+            cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('optimize')")
+
+
+def postgres_index_sql() -> list[str]:
+    return [f"CREATE INDEX IF NOT EXISTS recall_terms_fts ON {ENTRY_TABLE} USING gin (to_tsvector('simple', terms))"]
+
+
+@dataclass
+class Hit:
+    id: int
+    kind: str
+    memory_id: str | None
+    message_id: str | None
+    conversation_id: int | None
+    branch_id: int | None
+    floor_no: int | None
+    start_char: int
+    end_char: int
+    terms: str
+    length: int
+
+
+_HIT_COLUMNS = ("id", "kind", "memory_id", "message_id", "conversation_id", "branch_id", "floor_no",
+                "start_char", "end_char", "terms", "length")
+
+
+def shortlist(*, workspace_id: str, scope_tokens: Sequence[str], terms: Sequence[str], limit: int) -> list[Hit]:
+    """Entries of the scopes that contain any of `terms`, the database's own
+    ranking deciding which `limit` when more match (BM25 on SQLite, ts_rank on
+    PostgreSQL); the caller re-scores them exactly."""
+    if not terms or not scope_tokens:
+        return []
+    columns = ", ".join(f"e.{c}" for c in _HIT_COLUMNS)
+    with default_connection.cursor() as cursor:
+        if default_connection.vendor == "postgresql":
+            query = " | ".join(terms)
+            cursor.execute(
+                f"SELECT {columns} FROM {ENTRY_TABLE} e WHERE e.workspace_id = %s AND e.scope_token = ANY(%s) "
+                "AND to_tsvector('simple', e.terms) @@ to_tsquery('simple', %s) "
+                "ORDER BY ts_rank(to_tsvector('simple', e.terms), to_tsquery('simple', %s)) DESC LIMIT %s",
+                [workspace_id, list(scope_tokens), query, query, limit],
+            )
+        else:
+            match = ("scope_token : (" + " OR ".join(f'"{t}"' for t in scope_tokens) + ") AND terms : ("
+                     + " OR ".join(f'"{t}"' for t in terms) + ")")
+            cursor.execute(
+                f"SELECT {columns} FROM {FTS_TABLE} f JOIN {ENTRY_TABLE} e ON e.id = f.rowid "
+                f"WHERE {FTS_TABLE} MATCH %s ORDER BY bm25({FTS_TABLE}, 1.0, 0.0) LIMIT %s",
+                [match, limit],
+            )
+        return [Hit(*row) for row in cursor.fetchall()]
+
+
+def scope_statistics(*, workspace_id: str, scope_tokens: Sequence[str]) -> tuple[int, float]:
+    """(entries, mean length in terms) of the scopes: BM25's N and avgdl."""
+    from django.db.models import Avg, Count
+
+    stats = RecallEntry.objects.filter(workspace_id=workspace_id, scope_token__in=list(scope_tokens)).aggregate(
+        n=Count("id"), avg=Avg("length"))
+    return stats["n"] or 0, float(stats["avg"] or 0.0)
+
+
+def term_document_counts(*, workspace_id: str, scope_tokens: Sequence[str], terms: Sequence[str]) -> dict[str, int]:
+    """Exact document frequency of each term in the scopes (used when the
+    shortlist was cut and cannot count them itself)."""
+    counts: dict[str, int] = {}
+    with default_connection.cursor() as cursor:
+        for term in terms:
+            if default_connection.vendor == "postgresql":
+                cursor.execute(
+                    f"SELECT count(*) FROM {ENTRY_TABLE} e WHERE e.workspace_id = %s AND e.scope_token = ANY(%s) "
+                    "AND to_tsvector('simple', e.terms) @@ to_tsquery('simple', %s)",
+                    [workspace_id, list(scope_tokens), term],
+                )
+            else:
+                match = "scope_token : (" + " OR ".join(f'"{t}"' for t in scope_tokens) + f') AND terms : "{term}"'
+                cursor.execute(f"SELECT count(*) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s", [match])
+            counts[term] = cursor.fetchone()[0]
+    return counts
+
+
+def entries_by_ids(ids: Iterable[int]) -> list[Hit]:
+    ids = list(ids)
+    if not ids:
+        return []
+    return [Hit(*row) for row in RecallEntry.objects.filter(pk__in=ids).values_list(*_HIT_COLUMNS)]

@@ -1,0 +1,108 @@
+"""Relevance of recall entries to a query: Okapi BM25 over the database's
+shortlist, fused with dense similarity when an embedding provider is on.
+
+The database narrows the candidates to entries of the visible scopes that
+share a term with the query (see `index.shortlist`); BM25 is then computed
+exactly here, with document frequencies and the mean length of those scopes,
+so memories and passages are scored on one scale and both databases rank the
+same way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memories.recall import index
+from memories.recall.analysis import query_terms
+
+# Okapi BM25's usual constants: term-frequency saturation and length normalisation.
+BM25_K1 = 1.2
+BM25_B = 0.75
+# Entries the database hands over for exact scoring. A query of common words
+# can match thousands of passages of a long conversation; past this many the
+# database's own rank picks which (and document frequencies are counted apart).
+SHORTLIST_LIMIT = 2000
+# Query terms kept: a whole user message as the query stays bounded.
+MAX_QUERY_TERMS = 48
+# Reciprocal-rank fusion constant (the customary 60): a rank-1 hit in one list
+# and rank-10 in the other beat a rank-5 in both only slightly.
+RRF_K = 60
+# Dense neighbours fused in beside the BM25 shortlist.
+DENSE_TOP_K = 200
+
+
+@dataclass
+class Scored:
+    hit: index.Hit
+    bm25: float = 0.0
+    dense: float | None = None
+    relevance: float = 0.0  # 0..1 within this query
+
+
+def bm25_scores(hits: Sequence[index.Hit], terms: Sequence[str], *, n_docs: int, avg_len: float,
+                df: dict[str, int]) -> list[float]:
+    avg_len = avg_len or 1.0
+    idf = {t: math.log(1 + (n_docs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
+    needles = [(f" {t} ", idf[t]) for t in terms]
+    scores = []
+    for hit in hits:
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * (hit.length or 1) / avg_len)
+        score = 0.0
+        text = hit.terms
+        for needle, weight in needles:
+            tf = text.count(needle)
+            if tf:
+                score += weight * tf * (BM25_K1 + 1) / (tf + norm)
+        scores.append(score)
+    return scores
+
+
+def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense=None) -> list[Scored]:
+    """Entries of the scopes relevant to `query`, best first, `relevance` in 0..1.
+
+    `dense`, when given, is a callable `(scope_tokens, query) -> {entry_id: cosine}`
+    over the scopes' embedded entries; its ranking is fused with BM25's by
+    reciprocal rank, so an entry found by meaning alone (a paraphrase, another
+    language) can still be chosen."""
+    terms = query_terms(query)[:MAX_QUERY_TERMS]
+    hits = index.shortlist(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=terms,
+                           limit=SHORTLIST_LIMIT) if terms else []
+    scored: dict[int, Scored] = {}
+    if hits:
+        n_docs, avg_len = index.scope_statistics(workspace_id=workspace_id, scope_tokens=scope_tokens)
+        if len(hits) >= SHORTLIST_LIMIT:
+            df = index.term_document_counts(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=terms)
+        else:
+            df = {t: 0 for t in terms}
+            for hit in hits:
+                for t in terms:
+                    if f" {t} " in hit.terms:
+                        df[t] += 1
+        for hit, score in zip(hits, bm25_scores(hits, terms, n_docs=n_docs, avg_len=avg_len, df=df), strict=True):
+            if score > 0:
+                scored[hit.id] = Scored(hit=hit, bm25=score)
+    similarities = dense(scope_tokens, query) if dense is not None and query.strip() else {}
+    if similarities:
+        missing = [entry_id for entry_id in similarities if entry_id not in scored]
+        for hit in index.entries_by_ids(missing):
+            scored[hit.id] = Scored(hit=hit)
+        for entry_id, value in similarities.items():
+            if entry_id in scored:
+                scored[entry_id].dense = value
+        by_bm25 = sorted((s for s in scored.values() if s.bm25 > 0), key=lambda s: -s.bm25)
+        by_dense = sorted((s for s in scored.values() if s.dense is not None), key=lambda s: -(s.dense or 0))
+        fused: dict[int, float] = {}
+        for position, s in enumerate(by_bm25):
+            fused[s.hit.id] = fused.get(s.hit.id, 0.0) + 1 / (RRF_K + position + 1)
+        for position, s in enumerate(by_dense):
+            fused[s.hit.id] = fused.get(s.hit.id, 0.0) + 1 / (RRF_K + position + 1)
+        top = max(fused.values(), default=0.0)
+        for s in scored.values():
+            s.relevance = fused.get(s.hit.id, 0.0) / top if top else 0.0
+    else:
+        top = max((s.bm25 for s in scored.values()), default=0.0)
+        for s in scored.values():
+            s.relevance = s.bm25 / top if top else 0.0
+    return sorted(scored.values(), key=lambda s: (-s.relevance, -s.bm25, s.hit.id))

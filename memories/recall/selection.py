@@ -1,0 +1,356 @@
+"""What goes into a prompt's memory section: memories and passages of the
+conversation's own messages, ranked together and packed under one token budget.
+
+Candidates are the memories of the visible scopes (global, the conversation's
+user, the branch or chat, its floors) and the passages of the messages this
+branch shows, outside the recent-message window. With a query, relevance
+(BM25, fused with dense similarity when embeddings are on) dominates; the
+strategy's prior only orders near-equals, and a memory with no relevance is
+left out unless it is pinned (importance >= `PIN_IMPORTANCE`). Without a
+query, the prior alone orders the memories (passages need a query).
+
+Memories in force are candidates: status `active` with lifecycle `active`, or
+`compacted` (a compacted micro summary is still evidence; compaction must not
+make the agent forget). Pending memories awaiting review are never candidates.
+
+The budget is honest: the rendered section, header and labels included, is
+counted with the real tokenizer and never exceeds it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.utils import timezone
+
+from memories.llm.tokens import content_text, count_tokens
+from memories.models import LifecycleStatus, MemoryItem, MemoryType, RecallKind, Scope, Status, SummaryTier
+from memories.recall import ranking
+from memories.recall.passages import render_passage
+
+STRATEGIES = ("balanced", "importance", "dual-summary")
+SECTION_HEADER = "## Relevant memories"
+# Recency halves every two weeks: last week's preference beats last quarter's.
+RECENCY_HALF_LIFE_DAYS = 14.0
+BALANCED_WEIGHTS = {"importance": 0.5, "recency": 0.3, "confidence": 0.2}
+# With a query, the final score is mostly relevance; the prior (importance,
+# recency, confidence by strategy) separates near-equals.
+RELEVANCE_WEIGHT = 0.85
+# A memory this important is injected even when the query does not touch it
+# (a user's name, a hard constraint such as an allergy); pinned memories take
+# at most this share of the budget.
+PIN_IMPORTANCE = 0.9
+PINNED_BUDGET_SHARE = 0.25
+# dual-summary: the latest macro and the micro summaries after it orient the
+# model first, within this share of the budget; evidence fills the rest.
+ORIENTATION_BUDGET_SHARE = 0.35
+# Passages take the prior of an ordinary memory.
+PASSAGE_PRIOR = 0.5
+# How many ranked candidates are read (rows fetched) to fill a budget: enough
+# for a 2,000-token budget of short evidence, bounded whatever the scope's size.
+MAX_EXAMINED = 400
+# Without a query, the memories read in prior order.
+NO_QUERY_CANDIDATES = 300
+OMITTED_REPORT_LIMIT = 50
+_MEMORY_FIELDS = ("id", "scope", "scope_id", "type", "summary_tier", "content", "fact_key", "importance",
+                  "confidence", "status", "lifecycle_status", "coverage_start_floor_no", "coverage_end_floor_no",
+                  "source_message_id", "sources", "source_memory_ids", "created_at")
+_IN_FORCE = (LifecycleStatus.ACTIVE, LifecycleStatus.COMPACTED)
+
+
+@dataclass
+class Candidate:
+    kind: str
+    key: str  # a memory id, or "<message id>:<offset>" for a passage
+    relevance: float = 0.0
+    prior: float = 0.0
+    importance: float = 0.5
+    score: float = 0.0
+    parts: dict[str, float] = field(default_factory=dict)
+    group: int = 1  # 0: placed first (pinned, orientation); 1: by score
+    line: str = ""
+    tokens: int = 0
+    memory: dict[str, Any] | None = None
+    passage: dict[str, Any] | None = None
+    reason: str = ""
+
+    @property
+    def sources(self) -> list[str]:
+        if self.passage is not None:
+            return [self.passage["message_id"]]
+        assert self.memory is not None
+        return list(self.memory.get("sources") or ([self.memory["source_message_id"]]
+                                                    if self.memory.get("source_message_id") else []))
+
+    def explain(self, *, with_content: bool) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "id": self.key, "tokens": self.tokens, "reason": self.reason,
+                               "score": {**{k: round(v, 4) for k, v in self.parts.items()},
+                                         "total": round(self.score, 4)},
+                               "sources": self.sources}
+        if self.memory is not None:
+            m = self.memory
+            out.update(type=m["type"], summary_tier=m["summary_tier"], scope=m["scope"],
+                       lifecycle_status=m["lifecycle_status"])
+            if m.get("source_memory_ids"):
+                out["source_memory_ids"] = list(m["source_memory_ids"])
+            if with_content:
+                out["content"] = m["content"]
+                if m["fact_key"]:
+                    out["fact_key"] = m["fact_key"]
+        else:
+            p = self.passage
+            assert p is not None
+            out.update(source_message_id=p["message_id"], floor_no=p["floor_no"], role=p["role"],
+                       created_at=int(p["created_at"].timestamp() * 1000))
+            if with_content:
+                out["content"] = p["text"]
+        return out
+
+
+@dataclass
+class Selection:
+    strategy: str
+    budget: int
+    query: str
+    injected: list[Candidate]
+    omitted: list[Candidate]
+    tokens_used: int
+    candidates: int
+    text: str = ""  # the rendered section, "" when nothing was injected
+
+
+@dataclass(frozen=True)
+class RecallScope:
+    """Where recall looks: memory scope tokens and, for a conversation, its
+    passages (limited to what `shows(branch_id, floor_no)` lets through)."""
+
+    workspace_id: str
+    memory_tokens: list[str]
+    passage_token: str | None = None
+    shows: Callable[[str, int], bool] | None = None
+    exclude_message_ids: frozenset[str] = frozenset()
+    memory_filter: Any = None  # a Q over MemoryItem: the same scopes, for the no-query path
+
+    @property
+    def tokens(self) -> list[str]:
+        return self.memory_tokens + ([self.passage_token] if self.passage_token else [])
+
+
+def _recency(created_at: datetime, now: datetime) -> float:
+    age_days = max((now - created_at).total_seconds(), 0) / 86400
+    return math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS)
+
+
+def _prior(memory: dict[str, Any], strategy: str, now: datetime) -> tuple[float, dict[str, float]]:
+    parts = {"importance": memory["importance"], "recency": _recency(memory["created_at"], now),
+             "confidence": memory["confidence"]}
+    if strategy == "balanced":
+        return sum(BALANCED_WEIGHTS[k] * parts[k] for k in BALANCED_WEIGHTS), parts
+    return memory["importance"], parts
+
+
+def memory_line(memory: dict[str, Any]) -> str:
+    kind = memory["type"]
+    if kind == MemoryType.SUMMARY:
+        start, end = memory["coverage_start_floor_no"], memory["coverage_end_floor_no"]
+        span = f" of floors {start}-{end}" if start and end else ""
+        label = ("overview" if memory["summary_tier"] == SummaryTier.MACRO else "summary") + span
+    elif kind == MemoryType.OPEN_LOOP:
+        label = "open task"
+    else:
+        label = "fact"
+    if memory["scope"] == Scope.GLOBAL:
+        label += ", global"
+    elif memory["scope"] == Scope.USER:
+        label += ", about this user"
+    return f"- [{label}] {' '.join(str(memory['content']).split())}"
+
+
+def _memory_rows(ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    rows = MemoryItem.objects.filter(pk__in=list(ids), status=Status.ACTIVE, lifecycle_status__in=_IN_FORCE) \
+        .exclude(type=MemoryType.DOCUMENT).values(*_MEMORY_FIELDS)
+    return {row["id"]: row for row in rows}
+
+
+def _pinned_rows(scope: RecallScope, exclude: set[str]) -> list[dict[str, Any]]:
+    if scope.memory_filter is None:
+        return []
+    rows = (MemoryItem.objects.filter(workspace_id=scope.workspace_id, status=Status.ACTIVE,
+                                      lifecycle_status=LifecycleStatus.ACTIVE, importance__gte=PIN_IMPORTANCE)
+            .filter(scope.memory_filter).exclude(type=MemoryType.DOCUMENT)
+            .order_by("-importance", "-created_at").values(*_MEMORY_FIELDS)[:50])
+    return [row for row in rows if row["id"] not in exclude]
+
+
+def _orientation_rows(scope: RecallScope) -> list[dict[str, Any]]:
+    """dual-summary's head: the latest macro of each summarised scope, then the
+    micro summaries after its coverage, in floor order."""
+    if scope.memory_filter is None:
+        return []
+    summaries = list(
+        MemoryItem.objects.filter(workspace_id=scope.workspace_id, type=MemoryType.SUMMARY, status=Status.ACTIVE,
+                                  lifecycle_status=LifecycleStatus.ACTIVE).filter(scope.memory_filter)
+        .order_by("coverage_start_floor_no", "created_at").values(*_MEMORY_FIELDS)[:200])
+    latest_macro: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in summaries:
+        if row["summary_tier"] == SummaryTier.MACRO:
+            key = (row["scope"], row["scope_id"])
+            if key not in latest_macro or row["created_at"] > latest_macro[key]["created_at"]:
+                latest_macro[key] = row
+    out = []
+    for row in summaries:
+        macro = latest_macro.get((row["scope"], row["scope_id"]))
+        if row is macro or (row["summary_tier"] == SummaryTier.MICRO and (
+                macro is None or (row["coverage_start_floor_no"] or 0) > (macro["coverage_end_floor_no"] or 0))):
+            out.append(row)
+    out.sort(key=lambda r: (r["summary_tier"] != SummaryTier.MACRO, r["coverage_start_floor_no"] or 0))
+    return out
+
+
+def _no_query_rows(scope: RecallScope) -> list[dict[str, Any]]:
+    if scope.memory_filter is None:
+        return []
+    return list(MemoryItem.objects.filter(workspace_id=scope.workspace_id, status=Status.ACTIVE,
+                                          lifecycle_status=LifecycleStatus.ACTIVE).filter(scope.memory_filter)
+                .exclude(type=MemoryType.DOCUMENT).order_by("-importance", "-created_at")
+                .values(*_MEMORY_FIELDS)[:NO_QUERY_CANDIDATES])
+
+
+def _memory_candidate(row: dict[str, Any], strategy: str, now: datetime, *, relevance: float,
+                      group: int = 1, reason: str) -> Candidate:
+    prior, parts = _prior(row, strategy, now)
+    score = RELEVANCE_WEIGHT * relevance + (1 - RELEVANCE_WEIGHT) * prior if relevance else prior
+    return Candidate(kind=RecallKind.MEMORY, key=row["id"], relevance=relevance, prior=prior,
+                     importance=row["importance"], score=score, group=group, memory=row, reason=reason,
+                     parts={**parts, "prior": prior, "relevance": relevance}, line=memory_line(row))
+
+
+def recall_select(*, scope: RecallScope, query: str, strategy: str = "balanced", budget: int = 1000,
+                  dense=None, now: datetime | None = None) -> Selection:
+    """Rank, then pack greedily under `budget` tokens of rendered section."""
+    from conversations.selectors import messages_by_ids
+
+    now = now or timezone.now()
+    query = query or ""
+    has_query = bool(query.strip())
+    head: list[Candidate] = []
+    ranked: list[Candidate] = []
+    seen: set[str] = set()
+
+    if strategy == "dual-summary":
+        for row in _orientation_rows(scope):
+            head.append(_memory_candidate(row, strategy, now, relevance=0.0, group=0, reason="orientation"))
+            seen.add(row["id"])
+
+    scored = ranking.rank(workspace_id=scope.workspace_id, scope_tokens=scope.tokens, query=query,
+                          dense=dense) if has_query else []
+    # Read the rows the best candidates need: memories (status, content) and
+    # messages (the passage text), for a bounded number of candidates.
+    memory_ids: list[str] = []
+    passage_hits = []
+    for s in scored:
+        hit = s.hit
+        if hit.kind == RecallKind.MEMORY:
+            if hit.memory_id not in seen:
+                memory_ids.append(hit.memory_id)
+        elif hit.message_id not in scope.exclude_message_ids and (
+                scope.shows is None or scope.shows(hit.branch_id, hit.floor_no)):
+            passage_hits.append(s)
+        if len(memory_ids) + len(passage_hits) >= MAX_EXAMINED:
+            break
+    memories = _memory_rows(memory_ids)
+    messages = messages_by_ids(workspace_id=scope.workspace_id,
+                               message_ids=list(dict.fromkeys(s.hit.message_id for s in passage_hits)))
+    for s in scored:
+        hit = s.hit
+        if hit.kind == RecallKind.MEMORY:
+            row = memories.get(hit.memory_id)
+            if row is None or row["id"] in seen or (row["summary_tier"] == SummaryTier.MACRO
+                                                    and strategy != "dual-summary"):
+                # A macro orients (dual-summary's head) but never takes the
+                # place of the evidence it was compacted from.
+                continue
+            seen.add(row["id"])
+            candidate = _memory_candidate(row, strategy, now, relevance=s.relevance, reason="relevant")
+        else:
+            message = messages.get(hit.message_id)
+            if message is None:
+                continue
+            key = f"{hit.message_id}:{hit.start_char}"
+            if key in seen:
+                continue
+            seen.add(key)
+            text = content_text(message.content)[hit.start_char:hit.end_char]
+            passage = {"message_id": message.pk, "floor_no": message.floor_no, "role": message.role,
+                       "created_at": message.created_at, "text": text}
+            score = RELEVANCE_WEIGHT * s.relevance + (1 - RELEVANCE_WEIGHT) * PASSAGE_PRIOR
+            candidate = Candidate(kind=RecallKind.PASSAGE, key=key, relevance=s.relevance, prior=PASSAGE_PRIOR,
+                                  score=score, passage=passage, reason="relevant",
+                                  parts={"prior": PASSAGE_PRIOR, "relevance": s.relevance},
+                                  line="- " + render_passage(message, hit.start_char, hit.end_char))
+        candidate.parts["bm25"] = s.bm25
+        if s.dense is not None:
+            candidate.parts["dense"] = s.dense
+        ranked.append(candidate)
+
+    if has_query:
+        for row in _pinned_rows(scope, seen):
+            head.append(_memory_candidate(row, strategy, now, relevance=0.0, group=0, reason="pinned"))
+            seen.add(row["id"])
+    else:
+        for row in _no_query_rows(scope):
+            if row["id"] not in seen and row["summary_tier"] != SummaryTier.MACRO:
+                ranked.append(_memory_candidate(row, strategy, now, relevance=0.0, reason="prior"))
+
+    # Relevance dominates; ties fall to relevance, then importance, then the
+    # earlier floor (reading order), never to insertion order.
+    ranked.sort(key=lambda c: (-c.score, -c.relevance, -c.importance, c.key))
+    return _pack(head, ranked, strategy=strategy, budget=budget, query=query)
+
+
+def _pack(head: list[Candidate], ranked: list[Candidate], *, strategy: str, budget: int, query: str) -> Selection:
+    header_tokens = count_tokens(SECTION_HEADER + "\n")
+    injected: list[Candidate] = []
+    omitted: list[Candidate] = []
+    used = header_tokens
+
+    def consider(candidate: Candidate, limit: int) -> None:
+        nonlocal used
+        candidate.tokens = count_tokens(candidate.line + "\n")
+        if used + candidate.tokens <= limit:
+            injected.append(candidate)
+            used += candidate.tokens
+        else:
+            omitted.append(candidate)
+
+    orientation_limit = header_tokens + int(budget * ORIENTATION_BUDGET_SHARE)
+    pinned_limit = header_tokens + int(budget * PINNED_BUDGET_SHARE)
+    for candidate in head:
+        share = orientation_limit if candidate.reason == "orientation" else pinned_limit + used - header_tokens
+        consider(candidate, min(budget, share))
+    for candidate in ranked:
+        if used >= budget:
+            omitted.append(candidate)
+            continue
+        consider(candidate, budget)
+    # Token counts of concatenated text can differ from the sum of the parts by
+    # a merge at a boundary; count the real section and drop from the end
+    # until it fits.
+    text = _render(injected)
+    while injected and count_tokens(text) > budget:
+        omitted.insert(0, injected.pop())
+        text = _render(injected)
+    if not injected:
+        text = ""
+    return Selection(strategy=strategy, budget=budget, query=query, injected=injected, omitted=omitted,
+                     tokens_used=count_tokens(text), candidates=len(head) + len(ranked), text=text)
+
+
+def _render(injected: list[Candidate]) -> str:
+    if not injected:
+        return ""
+    return SECTION_HEADER + "\n" + "\n".join(c.line for c in injected)
