@@ -13,8 +13,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from memories.extraction.dialog import prepare_turns
 from memories.extraction.summarizer import SUMMARY_MAX_CHARS
-from memories.extraction.text import clip, detect_language
+from memories.extraction.text import clip, detect_language, repair_literals
 from memories.extraction.types import (
     ExtractedFact,
     ExtractedLoop,
@@ -63,13 +64,23 @@ class LLMProvider(ABC):
 # --- Structured output ---------------------------------------------------------
 
 
-class FactOut(BaseModel):
+class _Sourced(BaseModel):
+    floor_no: int = Field(description="The floor the item mainly comes from.")
+    source_floors: list[int] = Field(
+        default_factory=list, max_length=50,
+        description="Every floor the item was made from (floor_no included).",
+    )
+
+    def floors(self) -> list[int]:
+        return list(dict.fromkeys([self.floor_no, *self.source_floors]))
+
+
+class FactOut(_Sourced):
     key: str = Field(min_length=1, max_length=255)
     value: str = Field(min_length=1, max_length=2000)
     content: str = Field(min_length=1, max_length=2000)
     importance: float = Field(default=0.6, ge=0, le=1)
     confidence: float = Field(default=0.8, ge=0, le=1)
-    floor_no: int
 
     @field_validator("key")
     @classmethod
@@ -80,10 +91,9 @@ class FactOut(BaseModel):
         return key
 
 
-class LoopOut(BaseModel):
+class LoopOut(_Sourced):
     content: str = Field(min_length=1, max_length=2000)
     importance: float = Field(default=0.7, ge=0, le=1)
-    floor_no: int
 
 
 class ResolutionOut(BaseModel):
@@ -93,6 +103,10 @@ class ResolutionOut(BaseModel):
 
 class ExtractionOut(BaseModel):
     summary: str = Field(min_length=1, max_length=4000)
+    summary_floors: list[int] = Field(
+        default_factory=list, max_length=500,
+        description="The floors whose text the summary says something of.",
+    )
     rolling_summary: str = Field(min_length=1, max_length=4000)
     facts: list[FactOut] = Field(default_factory=list, max_length=200)
     open_loops: list[LoopOut] = Field(default_factory=list, max_length=100)
@@ -116,37 +130,66 @@ def parse_json_object(text: str) -> Any:
 
 
 def to_result(out: ExtractionOut, data: ExtractionInput) -> ExtractionResult:
-    """Check the output against the batch (floors, loop ids) and convert it."""
+    """Check the output against the batch (floors, loop ids) and convert it:
+    floors become message ids, e-mails, URLs and numbers the model spaced out
+    are restored as the turns wrote them."""
     by_floor = {t.floor_no: t.message_id for t in data.turns}
     known_loops = {loop.id for loop in data.open_loops}
     problems: list[str] = []
-    for index, item in enumerate([*out.facts, *out.open_loops, *out.resolutions]):
-        if item.floor_no not in by_floor:
-            problems.append(f"item {index}: floor_no {item.floor_no} is not one of {sorted(by_floor)}")
+    items: list[tuple[str, list[int]]] = [(f"fact {i}", f.floors()) for i, f in enumerate(out.facts)]
+    items += [(f"open loop {i}", loop.floors()) for i, loop in enumerate(out.open_loops)]
+    items += [(f"resolution {i}", [r.floor_no]) for i, r in enumerate(out.resolutions)]
+    items += [("summary_floors", out.summary_floors)]
+    for name, floors in items:
+        unknown = [floor for floor in floors if floor not in by_floor]
+        if unknown:
+            problems.append(f"{name}: floor {unknown[0]} is not one of {sorted(by_floor)}")
     new_refs = {f"new:{i}" for i in range(len(out.open_loops))}
     for resolution in out.resolutions:
         if resolution.target not in known_loops | new_refs:
             problems.append(f"resolution target '{resolution.target}' is neither an open loop id nor new:<n>")
     if problems:
         raise ValueError("; ".join(problems[:5]))
-    language = detect_language(" ".join(t.text for t in data.turns[-20:]))
+    turns = prepare_turns(data.turns)
+    source = "\n".join([data.previous_summary, *(t.text for t in data.turns)])
+    language = detect_language(" ".join(t.text for t in turns[-20:]) or data.previous_summary)
+
+    def ids(floors: list[int]) -> list[str]:
+        return [by_floor[floor] for floor in sorted(set(floors))]
+
+    def exact(text: str) -> str:
+        return repair_literals(text, source)
+
+    facts = [
+        ExtractedFact(key=f.key, value=exact(f.value), content=exact(f.content), importance=f.importance,
+                      confidence=f.confidence, floor_no=f.floor_no, message_id=by_floor[f.floor_no],
+                      message_ids=[by_floor[f.floor_no], *(m for m in ids(f.floors()) if m != by_floor[f.floor_no])])
+        for f in out.facts
+    ]
+    loops = [
+        ExtractedLoop(ref=f"new:{i}", content=exact(loop.content), importance=loop.importance,
+                      floor_no=loop.floor_no, message_id=by_floor[loop.floor_no],
+                      message_ids=[by_floor[loop.floor_no],
+                                   *(m for m in ids(loop.floors()) if m != by_floor[loop.floor_no])])
+        for i, loop in enumerate(out.open_loops)
+    ]
+    # A model that names no floors for its summary is credited with every
+    # conversation turn of the batch: an over-approximation, never "the last one".
+    summary_floors = out.summary_floors or [t.floor_no for t in turns]
+    summary_sources = ids([*summary_floors, *(n for f in out.facts for n in f.floors()),
+                           *(n for loop in out.open_loops for n in loop.floors()),
+                           *(r.floor_no for r in out.resolutions)])
     return ExtractionResult(
         language=language,
-        summary=clip(out.summary, SUMMARY_MAX_CHARS),
-        rolling_summary=clip(out.rolling_summary, SUMMARY_MAX_CHARS),
-        facts=[
-            ExtractedFact(key=f.key, value=f.value, content=f.content, importance=f.importance,
-                          confidence=f.confidence, floor_no=f.floor_no, message_id=by_floor[f.floor_no])
-            for f in out.facts
-        ],
-        open_loops=[
-            ExtractedLoop(ref=f"new:{i}", content=loop.content, importance=loop.importance,
-                          floor_no=loop.floor_no, message_id=by_floor[loop.floor_no])
-            for i, loop in enumerate(out.open_loops)
-        ],
+        summary=clip(exact(out.summary), SUMMARY_MAX_CHARS),
+        rolling_summary=clip(exact(out.rolling_summary), SUMMARY_MAX_CHARS),
+        facts=facts,
+        open_loops=loops,
         resolutions=[
             Resolution(target=r.target, floor_no=r.floor_no, message_id=by_floor[r.floor_no]) for r in out.resolutions
         ],
+        summary_sources=summary_sources,
+        rolling_sources=list(dict.fromkeys([*data.previous_summary_sources, *summary_sources])),
     )
 
 
@@ -211,7 +254,7 @@ class ChatProvider(LLMProvider):
 
     def extract(self, data: ExtractionInput) -> tuple[ExtractionResult, Usage]:
         return self._structured(
-            prompts.EXTRACT_SYSTEM,
+            prompts.extract_system(),
             prompts.extraction_user(data),
             lambda obj: to_result(ExtractionOut.model_validate(obj), data),
         )
@@ -222,4 +265,4 @@ class ChatProvider(LLMProvider):
             prompts.compaction_user(summaries),
             lambda obj: CompactionOut.model_validate(obj).summary,
         )
-        return clip(text, SUMMARY_MAX_CHARS), usage
+        return clip(repair_literals(text, "\n".join(summaries)), SUMMARY_MAX_CHARS), usage
