@@ -26,7 +26,7 @@ def _turn(base_url: str, key: str, phase: str) -> dict:
     return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
-def test_deep_agent_files_and_thread_survive_the_process(live_server, api_key, client):
+def test_deep_agent_files_and_thread_survive_the_process(live_server, api_key, client, admin_client):
     first = _turn(live_server.url, api_key, "write")
     assert first["final"] == "I saved the plan to /notes/plan.md."
     assert any("plan.md" in result for result in first["tool_results"])
@@ -50,3 +50,6 @@ def test_deep_agent_files_and_thread_survive_the_process(live_server, api_key, c
     # The thread's checkpoints are kept by the service too.
     assert client.get_conversation(conversation_id="deep-trip").conversation_id == "deep-trip"
     assert PLAN.splitlines()[1] in full["content"]
+    # Operators find it in the review console like any other memory.
+    page = admin_client.get("/admin/memories/memoryitem/", {"q": "fly to Lisbon"})
+    assert page.status_code == 200 and documents[path]["id"] in page.content.decode()
