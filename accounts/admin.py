@@ -5,12 +5,14 @@ from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils.html import format_html
 
-from accounts.models import ApiKey, Workspace
-from accounts.services import api_key_revoke
+from accounts.admin_scope import WorkspaceScopedAdmin
+from accounts.models import ApiKey, Workspace, WorkspaceMembership
+from accounts.services import api_key_revoke, workspace_membership_add
 
 
 @admin.register(Workspace)
-class WorkspaceAdmin(admin.ModelAdmin):
+class WorkspaceAdmin(WorkspaceScopedAdmin, admin.ModelAdmin):
+    workspace_path = ""
     list_display = ["name", "slug", "id", "requires_review", "pending_review", "created_at"]
     list_filter = ["requires_review"]
     search_fields = ["name", "slug", "id"]
@@ -31,18 +33,23 @@ class WorkspaceAdmin(admin.ModelAdmin):
         query = urlencode({"workspace__id__exact": obj.pk, "lifecycle_status__exact": "pending"})
         return format_html('<a href="{}?{}">{}</a>', url, query, count)
 
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if not change and not request.user.is_superuser:
+            # An operator who creates a workspace works in it.
+            workspace_membership_add(user=request.user, workspace=obj)
+
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(WorkspaceScopedAdmin, admin.ModelAdmin):
     list_display = ["name", "prefix", "workspace", "read_only", "created_at", "last_used_at", "revoked_at"]
     list_filter = ["read_only", ("revoked_at", admin.EmptyFieldListFilter), "workspace"]
     search_fields = ["name", "prefix", "id"]
     list_select_related = ["workspace"]
-    autocomplete_fields = ["workspace"]
     # The hash is never shown; keys are created with `manage.py create_api_key`,
-    # which prints the secret once.
+    # which prints the secret once. A key belongs to its workspace for good.
     fields = ["id", "workspace", "name", "prefix", "read_only", "created_at", "last_used_at", "revoked_at"]
-    readonly_fields = ["id", "prefix", "created_at", "last_used_at", "revoked_at"]
+    readonly_fields = ["id", "workspace", "prefix", "created_at", "last_used_at", "revoked_at"]
     actions = ["revoke_keys"]
 
     def has_add_permission(self, request) -> bool:
@@ -58,3 +65,28 @@ class ApiKeyAdmin(admin.ModelAdmin):
             api_key_revoke(api_key=api_key)
             revoked += 1
         self.message_user(request, f"Revoked {revoked} key(s); {skipped} already revoked.", messages.SUCCESS)
+
+
+@admin.register(WorkspaceMembership)
+class WorkspaceMembershipAdmin(WorkspaceScopedAdmin, admin.ModelAdmin):
+    list_display = ["user", "workspace", "created_at"]
+    list_filter = ["workspace"]
+    search_fields = ["user__username", "user__email", "workspace__name", "workspace__slug"]
+    list_select_related = ["user", "workspace"]
+    autocomplete_fields = ["workspace"]
+    fields = ["user", "workspace", "created_at"]
+    readonly_fields = ["created_at"]
+
+    def get_readonly_fields(self, request, obj=None):
+        # A membership is added or removed, never moved to another user or workspace.
+        return ["user", "workspace", "created_at"] if obj is not None else self.readonly_fields
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "user":
+            kwargs["queryset"] = db_field.related_model._default_manager.filter(is_staff=True, is_active=True)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            created = workspace_membership_add(user=form.cleaned_data["user"], workspace=form.cleaned_data["workspace"])
+            obj.pk = created.pk

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 from memory_project.ids import new_api_key_id, new_workspace_id
@@ -51,3 +52,24 @@ class ApiKey(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+class WorkspaceMembership(models.Model):
+    """A staff user's access to one workspace in the admin console.
+
+    Operators see and act on the objects of their workspaces only; superusers
+    see every workspace without memberships. What an operator may do there is
+    still decided by their Django permissions (a reviewer, a redactor ...)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="workspace_memberships")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["workspace__name", "user_id"]
+        # Also the index behind every admin page of an operator, which filters
+        # by "the workspaces of user X".
+        constraints = [models.UniqueConstraint(fields=["user", "workspace"], name="uniq_workspace_membership")]
+
+    def __str__(self) -> str:
+        return f"user {self.user_id} in {self.workspace_id}"

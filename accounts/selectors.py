@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import hmac
 
-from accounts.models import ApiKey
+from django.db.models import QuerySet
+
+from accounts.models import ApiKey, WorkspaceMembership
 from accounts.services import hash_key_secret, split_raw_key
 
 
@@ -19,3 +21,12 @@ def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
     if api_key is None or not matches or api_key.revoked_at is not None:
         return None
     return api_key
+
+
+def operator_workspace_ids(*, user) -> QuerySet | None:
+    """The workspaces a staff user may see in the admin, as a subquery of ids
+    (so scoping a list costs no query of its own); None for a superuser, who
+    sees every workspace."""
+    if user.is_superuser:
+        return None
+    return WorkspaceMembership.objects.filter(user_id=user.pk).values_list("workspace_id", flat=True)

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from accounts.models import ApiKey, Workspace
+from accounts.models import ApiKey, Workspace, WorkspaceMembership
 from memory_project.errors import ValidationError
 
 KEY_SCHEME = "mk"
@@ -66,3 +66,12 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
             api_key.revoked_at = timezone.now()
             api_key.save(update_fields=["revoked_at"])
     return api_key
+
+
+def workspace_membership_add(*, user, workspace: Workspace) -> WorkspaceMembership:
+    """Give a staff user access to a workspace in the admin (idempotent)."""
+    if not user.is_staff:
+        raise ValidationError("user: only staff users work in the admin console.")
+    with transaction.atomic():
+        membership, _created = WorkspaceMembership.objects.get_or_create(user=user, workspace=workspace)
+    return membership

@@ -12,6 +12,7 @@ from django.contrib import admin
 from django.db.models import Q
 from django.utils.html import format_html
 
+from accounts.admin_scope import WorkspaceScopedAdmin
 from conversations.models import Branch, Conversation, Message
 from conversations.selectors import branch_list, branch_messages, branch_view
 from memories.admin.derived import memories_for_floors
@@ -63,7 +64,7 @@ class HasSummaryFilter(admin.SimpleListFilter):
 
 
 @admin.register(Conversation)
-class ConversationAdmin(admin.ModelAdmin):
+class ConversationAdmin(WorkspaceScopedAdmin, admin.ModelAdmin):
     list_display = ["external_id", "workspace", "user_id", "source", "message_count", "has_summary", "last_message_at"]
     list_filter = [HasSummaryFilter, "source", "workspace"]
     search_fields = ["external_id", "=user_id"]
@@ -96,7 +97,7 @@ class ConversationAdmin(admin.ModelAdmin):
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         extra_context = dict(extra_context or {})
-        conversation = Conversation.objects.filter(pk=object_id).first() if str(object_id).isdigit() else None
+        conversation = self.get_object(request, object_id) if str(object_id).isdigit() else None
         if conversation is not None and self.has_view_permission(request, conversation):
             extra_context.update(self._floors_context(request, conversation))
         return super().change_view(request, object_id, form_url, extra_context)
@@ -157,7 +158,8 @@ def _int(value: str | None) -> int | None:
 
 
 @admin.register(Branch)
-class BranchAdmin(admin.ModelAdmin):
+class BranchAdmin(WorkspaceScopedAdmin, admin.ModelAdmin):
+    workspace_path = "conversation__workspace"
     list_display = ["name", "conversation", "parent", "fork_floor_no", "next_floor_no", "created_at"]
     list_filter = ["conversation__workspace"]
     search_fields = ["=id", "name", "conversation__external_id"]

@@ -7,10 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, Sum
+from django.http import Http404
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
+from accounts.admin_scope import scope_queryset, visible_workspaces
 from accounts.models import Workspace
 from memories.admin.filters import compaction_due_q
 from memories.models import JobStatus, LifecycleStatus, MemoryItem, MemoryJob, MemoryType, ScopeState
@@ -66,10 +69,14 @@ def created_per_day(items, *, days: int = CHART_DAYS, today: date | None = None)
     return bars
 
 
-def dashboard_context(*, workspace: Workspace | None) -> dict:
+def dashboard_context(*, workspace: Workspace | None, request=None) -> dict:
+    """The figures over one workspace, or over every workspace the operator of
+    `request` may see (all of them without a request)."""
     items = MemoryItem.objects.all()
     jobs = MemoryJob.objects.all()
     scopes = ScopeState.objects.all()
+    if request is not None:
+        items, jobs, scopes = (scope_queryset(rows, request) for rows in (items, jobs, scopes))
     if workspace is not None:
         items, jobs, scopes = items.filter(workspace=workspace), jobs.filter(workspace=workspace), scopes.filter(workspace=workspace)
     job_counts = dict(jobs.order_by().values_list("status").annotate(n=Count("id")))
@@ -98,17 +105,23 @@ def dashboard_context(*, workspace: Workspace | None) -> dict:
 
 
 def dashboard_view(modeladmin, request):
+    # The figures describe memories: whoever may not view them may not see this.
+    if not modeladmin.has_view_or_change_permission(request):
+        raise PermissionDenied
+    workspaces = visible_workspaces(request)
     workspace = None
     workspace_id = request.GET.get("workspace")
     if workspace_id:
-        workspace = Workspace.objects.filter(pk=workspace_id).first()
+        workspace = workspaces.filter(pk=workspace_id).first()
+        if workspace is None:
+            raise Http404("No such workspace.")
     context = {
         **modeladmin.admin_site.each_context(request),
         "title": "Memory dashboard",
         "opts": modeladmin.opts,
-        "workspaces": Workspace.objects.order_by("name").only("id", "name"),
+        "workspaces": workspaces.order_by("name").only("id", "name"),
         "workspace": workspace,
-        **dashboard_context(workspace=workspace),
+        **dashboard_context(workspace=workspace, request=request),
     }
     request.current_app = modeladmin.admin_site.name
     return TemplateResponse(request, "admin/memories/dashboard.html", context)

@@ -10,6 +10,7 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
+from accounts.admin_scope import WorkspaceScopedAdmin
 from memories.admin.filters import BacklogFilter, CompactionDueFilter, ScopeIdFilter, compaction_due_q
 from memories.admin.outcomes import Outcome, confirmation_page
 from memories.models import MemoryJob, ScopeState
@@ -47,7 +48,7 @@ class MachineWrittenAdmin(admin.ModelAdmin):
 
 
 @admin.register(MemoryJob)
-class MemoryJobAdmin(MachineWrittenAdmin):
+class MemoryJobAdmin(WorkspaceScopedAdmin, MachineWrittenAdmin):
     list_display = [
         "id",
         "kind",
@@ -149,7 +150,7 @@ class MemoryJobAdmin(MachineWrittenAdmin):
 
 
 @admin.register(ScopeState)
-class ScopeStateAdmin(MachineWrittenAdmin):
+class ScopeStateAdmin(WorkspaceScopedAdmin, MachineWrittenAdmin):
     list_display = [
         "scope_col",
         "workspace",

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import quote, unquote
-from django.http import HttpResponseRedirect
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponseRedirect
 from django.urls import path, reverse
 
 from accounts.actors import Actor
+from accounts.admin_scope import WorkspaceScopedAdmin
 from memories.admin import batch, redaction
 from memories.admin.columns import MemoryChangeList, MemoryColumns, changelist_queryset, review_rank, search_memories
 from memories.admin.dashboard import dashboard_view
@@ -63,8 +65,11 @@ def operator(request) -> Actor:
     return Actor.for_user(request.user.pk)
 
 
-class MemoryAdminBase(ContentFreeLogMixin, MemoryColumns, admin.ModelAdmin):
-    """What the memories page and the review queue share."""
+class MemoryAdminBase(WorkspaceScopedAdmin, ContentFreeLogMixin, MemoryColumns, admin.ModelAdmin):
+    """What the memories page and the review queue share. Every page of its
+    own reads the memory through `get_object` (this page's queryset, so the
+    operator's workspaces and, for the queue, only queued memories) and asks
+    the same object permission as the change page."""
 
     # The excerpt is the link (the id is its tooltip and is searchable): the
     # text is what an operator judges a row by.
@@ -235,7 +240,7 @@ class MemoryAdminBase(ContentFreeLogMixin, MemoryColumns, admin.ModelAdmin):
     def change_view(self, request, object_id, form_url="", extra_context=None):
         extra_context = dict(extra_context or {})
         # The admin's own links quote ids (`mem_5F...`); look up what they name.
-        item = MemoryItem.objects.filter(pk=unquote(object_id)).select_related("workspace").first()
+        item = self.get_object(request, unquote(object_id))
         if item is not None and self.has_view_or_change_permission(request, item):
             outgoing, incoming = item_edges(item)
             extra_context.update(
@@ -277,11 +282,18 @@ class MemoryAdminBase(ContentFreeLogMixin, MemoryColumns, admin.ModelAdmin):
         ]
         return custom + super().get_urls()
 
+    def memory_or_404(self, request, object_id: str) -> MemoryItem:
+        """The memory as the change page would show it, or 404 (missing, or in
+        another workspace, or not on this page's queryset)."""
+        item = self.get_object(request, object_id)
+        if item is None:
+            raise Http404("No such memory.")
+        return item
+
     def source_view(self, request, object_id):
-        object_id = unquote(object_id)
-        item = MemoryItem.objects.filter(pk=object_id).first()
-        if item is None or not self.has_view_or_change_permission(request, item):
-            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        item = self.memory_or_404(request, unquote(object_id))
+        if not self.has_view_or_change_permission(request, item):
+            raise PermissionDenied
         found = source_floor(item)
         if found is None:
             self.message_user(request, "The source message of this memory no longer exists.", messages.WARNING)

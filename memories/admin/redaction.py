@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.admin.utils import quote
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponseNotAllowed, HttpResponseRedirect
+from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
@@ -65,24 +65,31 @@ def redactable_versions(memory_ids: list[str]) -> list[MemoryVersion]:
     return [v for v in versions if v.pk not in heads]
 
 
-def _require_redact(modeladmin, request) -> None:
-    if not modeladmin.has_redact_permission(request):
+def _changeable(modeladmin, request, object_id: str) -> MemoryItem:
+    """The memory as its change page finds it (404 otherwise), when the operator
+    may change it there (403 otherwise)."""
+    item = modeladmin.memory_or_404(request, object_id)
+    if not modeladmin.has_change_permission(request, item):
         raise PermissionDenied
+    return item
 
 
-def _item_or_none(modeladmin, request, object_id: str) -> MemoryItem | None:
-    item = MemoryItem.objects.filter(pk=object_id).select_related("workspace").first()
-    if item is None or not modeladmin.has_view_or_change_permission(request, item):
-        return None
+def _redactable(modeladmin, request, object_id: str, *, replace: bool) -> MemoryItem:
+    """Redacting needs its own permission on top of seeing the memory; replacing
+    the live content is a change as well."""
+    item = modeladmin.memory_or_404(request, object_id)
+    allowed = modeladmin.has_change_permission(request, item) if replace else (
+        modeladmin.has_view_or_change_permission(request, item)
+    )
+    if not (allowed and modeladmin.has_redact_permission(request)):
+        raise PermissionDenied
     return item
 
 
 def restore_view(modeladmin, request, object_id: str, version_id: str):
+    item = _changeable(modeladmin, request, object_id)
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
-    item = _item_or_none(modeladmin, request, object_id)
-    if item is None or not modeladmin.has_change_permission(request, item):
-        raise PermissionDenied
     try:
         restored = memory_item_restore(
             workspace=item.workspace, actor=Actor.for_user(request.user.pk), memory_id=item.pk, version_id=version_id
@@ -98,12 +105,10 @@ def restore_view(modeladmin, request, object_id: str, version_id: str):
 
 
 def redact_version_view(modeladmin, request, object_id: str, version_id: str):
-    _require_redact(modeladmin, request)
-    item = _item_or_none(modeladmin, request, object_id)
-    version = MemoryVersion.objects.filter(pk=version_id, memory_id=object_id).first()
-    if item is None or version is None:
-        modeladmin.message_user(request, "No such memory version.", messages.WARNING)
-        return HttpResponseRedirect(reverse(f"admin:memories_{modeladmin.opts.model_name}_changelist"))
+    item = _redactable(modeladmin, request, object_id, replace=False)
+    version = MemoryVersion.objects.filter(pk=version_id, memory_id=item.pk, workspace_id=item.workspace_id).first()
+    if version is None:
+        raise Http404("No such memory version.")
     if request.method == "POST" and request.POST.get("post") == "yes":
         try:
             memory_version_redact(
@@ -129,10 +134,7 @@ def redact_version_view(modeladmin, request, object_id: str, version_id: str):
 
 
 def redact_and_replace_view(modeladmin, request, object_id: str):
-    _require_redact(modeladmin, request)
-    item = _item_or_none(modeladmin, request, object_id)
-    if item is None:
-        return HttpResponseRedirect(reverse(f"admin:memories_{modeladmin.opts.model_name}_changelist"))
+    item = _redactable(modeladmin, request, object_id, replace=True)
     all_versions = list(
         MemoryVersion.objects.filter(memory_id=item.pk, redacted_at__isnull=True).order_by("version")
     )

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
-from django.http import HttpResponseRedirect
+from django.http import Http404, HttpResponseRedirect
 from django.urls import reverse
 
 from memories.admin import batch
 from memories.admin.filters import ConfidenceFilter, ImportanceFilter
 from memories.admin.memory_items import MemoryAdminBase, operator
-from memories.models import ReviewItem
+from memories.models import MemoryItem, ReviewItem
 from memories.services.items import memory_item_update
 
 APPROVE_BUTTON = "_approve"
@@ -71,7 +71,12 @@ class ReviewItemAdmin(MemoryAdminBase):
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         if request.method == "GET" and not self.get_queryset(request).filter(pk=unquote(object_id)).exists():
-            # Decided meanwhile (or never needed review): show it on the main page.
+            # Decided meanwhile (or never needed review): show it on the main
+            # page, if the operator may see it there; otherwise it is not here.
+            memories = self.admin_site._registry[MemoryItem]
+            item = memories.get_object(request, unquote(object_id))
+            if item is None or not memories.has_view_or_change_permission(request, item):
+                raise Http404("No such memory in the review queue.")
             return HttpResponseRedirect(reverse("admin:memories_memoryitem_change", args=[object_id]))
         return super().change_view(request, object_id, form_url, extra_context)
 

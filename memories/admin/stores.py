@@ -13,6 +13,7 @@ from django.db.models import Count, Sum
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 
+from accounts.admin_scope import WorkspaceScopedAdmin
 from memories.admin.logging import ContentFreeLogMixin
 from memories.admin.outcomes import Outcome, confirmation_page
 from memories.models import MemoryItem, MemoryStore, MemoryVersion
@@ -87,7 +88,7 @@ class MemoryStoreForm(forms.ModelForm):
 
 
 @admin.register(MemoryStore)
-class MemoryStoreAdmin(ContentFreeLogMixin, admin.ModelAdmin):
+class MemoryStoreAdmin(WorkspaceScopedAdmin, ContentFreeLogMixin, admin.ModelAdmin):
     form = MemoryStoreForm
     list_display = ["name", "id", "workspace", "entries", "size", "archived_at", "created_at"]
     list_filter = ["workspace", ("archived_at", admin.EmptyFieldListFilter)]
@@ -157,7 +158,7 @@ class MemoryStoreAdmin(ContentFreeLogMixin, admin.ModelAdmin):
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         extra_context = dict(extra_context or {})
-        store = MemoryStore.objects.filter(pk=unquote(object_id)).first()
+        store = self.get_object(request, unquote(object_id))
         if store is not None and self.has_view_or_change_permission(request, store):
             prefix = _normalize_prefix(request.GET.get("prefix", "/"))
             folders, documents, truncated = store_tree(store, prefix)

@@ -11,6 +11,7 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from accounts.actors import Actor
+from accounts.admin_scope import WorkspaceScopedAdmin
 from memories.admin.logging import ContentFreeLogMixin
 from memories.admin.outcomes import Outcome, confirmation_page
 from memories.admin.redaction import VERSION_COLUMNS, version_rows
@@ -24,7 +25,7 @@ REDACT_PERMISSION = "memories.redact_memoryversion"
 
 
 @admin.register(MemoryVersion)
-class MemoryVersionAdmin(ContentFreeLogMixin, admin.ModelAdmin):
+class MemoryVersionAdmin(WorkspaceScopedAdmin, ContentFreeLogMixin, admin.ModelAdmin):
     list_display = ["id", "memory_link", "version", "operation", "workspace", "actor", "size", "created_at", "redacted"]
     list_filter = ["operation", ("redacted_at", admin.EmptyFieldListFilter), "actor_type", "workspace"]
     search_fields = ["=memory_id", "=id", "=actor_api_key_id", "=actor_session_id", "=actor_job_id"]
@@ -167,7 +168,7 @@ def _actor_text(actor: Actor | None) -> str:
 
 
 @admin.register(MemoryEdge)
-class MemoryEdgeAdmin(admin.ModelAdmin):
+class MemoryEdgeAdmin(WorkspaceScopedAdmin, admin.ModelAdmin):
     list_display = ["id", "from_link", "relation", "to_link", "workspace", "created_at"]
     list_filter = ["relation", "workspace"]
     search_fields = ["=id", "=from_item__id", "=to_item__id"]

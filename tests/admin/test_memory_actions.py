@@ -10,6 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.actors import Actor
+from accounts.services import workspace_membership_add
 from memories.models import MemoryItem, MemoryVersion
 from memories.services.versioning import memory_version_redact
 from tests.admin.helpers import messages_of, only_message, run_action
@@ -19,11 +20,13 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def reviewer(django_user_model):
-    """Staff who may view and change memories (deprecate) but not redact or delete."""
+def reviewer(django_user_model, workspace):
+    """Staff of `workspace` who may view and change memories (deprecate) but not
+    redact or delete."""
     user = django_user_model.objects.create_user("reviewer", password="pw-reviewer-1", is_staff=True)
     codenames = ["view_memoryitem", "change_memoryitem", "view_memoryversion", "view_reviewitem", "change_reviewitem"]
     user.user_permissions.set(Permission.objects.filter(content_type__app_label="memories", codename__in=codenames))
+    workspace_membership_add(user=user, workspace=workspace)
     client = Client()
     client.force_login(user)
     return client
@@ -119,6 +122,7 @@ def test_reviewer_cannot_redact(reviewer, make_memory, edit_memory):
     page = reviewer.get(URL).content.decode()
     assert "deprecate_selected" in page and "redact_history" not in page and "delete_memories" not in page
     response = run_action(reviewer, URL, "redact_history", [item.pk], confirm=True)
+    assert response.status_code == 403
     assert MemoryVersion.objects.get(pk=old.pk).redacted_at is None
     assert reviewer.get(reverse("admin:memories_memoryitem_redact_version", args=[item.pk, old.pk])).status_code == 403
     assert reviewer.post(reverse("admin:memories_memoryitem_redact_and_replace", args=[item.pk])).status_code == 403
