@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from memories.mcp.views import McpView
 from memory_project.api import error_body
-from memory_project.views import healthz
+from memory_project.views import favicon, healthz
 
 api_patterns = [
     path("", include("conversations.urls")),
@@ -20,6 +20,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("v1/", include(api_patterns)),
     path("healthz", healthz, name="healthz"),
+    path("favicon.ico", favicon, name="favicon"),
     re_path(r"^mcp/?$", McpView.as_view(), name="mcp"),
 ]
 

@@ -10,6 +10,8 @@ from django.contrib.admin.options import IncorrectLookupParameters
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
+from memories.admin.job_display import job_memories_q
+
 
 class InputFilter(admin.SimpleListFilter):
     """A filter rendered as a small text box; other active filters are kept as
@@ -65,6 +67,18 @@ class ScopeIdFilter(InputFilter):
     def queryset(self, request, queryset: QuerySet) -> QuerySet:
         value = self.value()
         return queryset.filter(scope_id=value) if value else queryset
+
+
+class JobFilter(InputFilter):
+    """Memories a job created or changed (linked from the job's page)."""
+
+    title = _("written by job")
+    parameter_name = "job"
+    placeholder = "job_…"
+
+    def queryset(self, request, queryset: QuerySet) -> QuerySet:
+        value = (self.value() or "").strip()
+        return queryset.filter(job_memories_q(value)) if value else queryset
 
 
 class RangeFilter(admin.SimpleListFilter):

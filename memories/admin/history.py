@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,16 +14,24 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from conversations.models import Conversation, Message
+from memories.admin.labels import ActorNames, actor_names
 from memories.models import MemoryEdge, MemoryItem, MemoryVersion
 
-# A diff of two 100 kB versions is long; past this many lines the page shows
-# the head of the diff and says how much was left out.
-MAX_DIFF_LINES = 400
+# Word-level diffs over at most this many tokens per side; past it (a rare
+# 100 kB rewrite) the diff is taken line by line, which stays fast.
+MAX_WORD_TOKENS = 20_000
+# An unchanged stretch longer than this shows its two ends around a gap.
+MAX_EQUAL_CHARS = 300
+EQUAL_END_CHARS = 120
+# Latin words (with apostrophes and hyphens) are one token; every other
+# character (CJK, punctuation) is a token of its own, so a changed character
+# in a Chinese sentence is marked alone.
+TOKEN_RE = re.compile(r"\s+|[0-9A-Za-z\u00C0-\u024F_'’-]+|.", re.S)
 
 
 @dataclass
-class DiffLine:
-    kind: str  # "add" | "del" | "ctx" | "hunk"
+class DiffPiece:
+    kind: str  # "eq" | "add" | "del" | "gap"
     text: str
 
 
@@ -32,26 +41,14 @@ class VersionRow:
     actor_label: str
     redacted_by_label: str
     is_head: bool
-    diff: list[DiffLine] = field(default_factory=list)
-    diff_truncated: int = 0
+    diff: list[DiffPiece] = field(default_factory=list)
     diff_note: str = ""
     attribute_changes: list[tuple[str, Any, Any]] = field(default_factory=list)
 
 
 def actor_label(obj: Any, prefix: str, users: dict[int, str]) -> str:
-    kind = getattr(obj, f"{prefix}_type", None)
-    if not kind:
-        return ""
-    if kind == "user":
-        user_id = getattr(obj, f"{prefix}_user_id")
-        return f"operator {users.get(user_id, f'#{user_id}')}"
-    if kind == "api_key":
-        return f"API key {getattr(obj, f'{prefix}_api_key_id')}"
-    if kind == "session":
-        return f"session {getattr(obj, f'{prefix}_session_id')}"
-    if kind == "job":
-        return f"job {getattr(obj, f'{prefix}_job_id')}"
-    return kind
+    """An actor without looking up key or job names (see `labels.actor_names`)."""
+    return ActorNames(keys={}, users=users, jobs={}).label(obj, prefix)
 
 
 def user_names(ids: set[int]) -> dict[int, str]:
@@ -62,22 +59,37 @@ def user_names(ids: set[int]) -> dict[int, str]:
     return {pk: name for pk, name in model.objects.filter(pk__in=ids).values_list("pk", model.USERNAME_FIELD)}
 
 
-def text_diff(before: str, after: str) -> tuple[list[DiffLine], int]:
-    lines: list[DiffLine] = []
-    for raw in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=2):
-        if raw.startswith(("---", "+++")):
+def _equal_piece(text: str) -> list[DiffPiece]:
+    if len(text) <= MAX_EQUAL_CHARS:
+        return [DiffPiece("eq", text)]
+    hidden = len(text) - 2 * EQUAL_END_CHARS
+    return [
+        DiffPiece("eq", text[:EQUAL_END_CHARS]),
+        DiffPiece("gap", f" … {hidden:,} unchanged characters … "),
+        DiffPiece("eq", text[-EQUAL_END_CHARS:]),
+    ]
+
+
+def word_diff(before: str, after: str) -> list[DiffPiece]:
+    """`after` against `before` word by word: unchanged text, deletions and
+    insertions in reading order (a replacement is its deletion then its
+    insertion)."""
+    old, new = TOKEN_RE.findall(before), TOKEN_RE.findall(after)
+    if max(len(old), len(new)) > MAX_WORD_TOKENS:
+        old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    pieces: list[DiffPiece] = []
+    # Junk heuristics would skip common words (so diff them exactly) unless the
+    # texts are long enough for the quadratic worst case to matter.
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=max(len(old), len(new)) > 2000)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            pieces.extend(_equal_piece("".join(old[i1:i2])))
             continue
-        if raw.startswith("@@"):
-            lines.append(DiffLine("hunk", raw))
-        elif raw.startswith("+"):
-            lines.append(DiffLine("add", raw[1:]))
-        elif raw.startswith("-"):
-            lines.append(DiffLine("del", raw[1:]))
-        else:
-            lines.append(DiffLine("ctx", raw[1:]))
-    if len(lines) > MAX_DIFF_LINES:
-        return lines[:MAX_DIFF_LINES], len(lines) - MAX_DIFF_LINES
-    return lines, 0
+        if i2 > i1:
+            pieces.append(DiffPiece("del", "".join(old[i1:i2])))
+        if j2 > j1:
+            pieces.append(DiffPiece("add", "".join(new[j1:j2])))
+    return pieces
 
 
 def version_history(*, workspace_id: str, memory_id: str, head_version_id: str | None) -> list[VersionRow]:
@@ -85,14 +97,14 @@ def version_history(*, workspace_id: str, memory_id: str, head_version_id: str |
     versions = list(
         MemoryVersion.objects.filter(workspace_id=workspace_id, memory_id=memory_id).order_by("version", "created_at")
     )
-    users = user_names({v.actor_user_id for v in versions} | {v.redacted_by_user_id for v in versions})
+    names = actor_names(versions, prefixes=("actor", "redacted_by"))
     rows: list[VersionRow] = []
     previous: MemoryVersion | None = None
     for version in versions:
         row = VersionRow(
             version=version,
-            actor_label=actor_label(version, "actor", users),
-            redacted_by_label=actor_label(version, "redacted_by", users),
+            actor_label=names.link(version, "actor"),
+            redacted_by_label=names.link(version, "redacted_by") if version.redacted_by_type else "",
             is_head=version.pk == head_version_id,
         )
         if previous is not None:
@@ -107,13 +119,14 @@ def version_history(*, workspace_id: str, memory_id: str, head_version_id: str |
         elif version.operation == "deleted":
             row.diff_note = "deleted"
         elif previous is None:
-            row.diff, row.diff_truncated = text_diff("", version.content or "")
+            # The first version is shown as written, not as one long insertion.
+            row.diff = _equal_piece(version.content or "")
         elif previous.redacted_at is not None:
             row.diff_note = "previous version redacted"
         elif (previous.content or "") == (version.content or ""):
             row.diff_note = "content unchanged"
         else:
-            row.diff, row.diff_truncated = text_diff(previous.content or "", version.content or "")
+            row.diff = word_diff(previous.content or "", version.content or "")
         rows.append(row)
         previous = version
     rows.reverse()

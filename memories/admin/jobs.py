@@ -8,10 +8,12 @@ from urllib.parse import urlencode
 
 from django.contrib import admin
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from accounts.admin_scope import WorkspaceScopedAdmin
 from memories.admin.filters import BacklogFilter, CompactionDueFilter, ScopeIdFilter, compaction_due_q
+from memories.admin.job_display import job_memories, result_parts, result_summary, took, when
+from memories.admin.labels import scope_text, short
 from memories.admin.outcomes import Outcome, confirmation_page
 from memories.models import MemoryJob, ScopeState
 from memories.services.jobs import memory_job_cancel, memory_job_retry
@@ -28,8 +30,10 @@ def scope_memories_url(scope: str | None, scope_id: str) -> str:
 def scope_link(scope: str | None, scope_id: str) -> str:
     if not scope:
         return "—"
-    label = f"{scope}: {scope_id[:60]}" if scope_id else scope
-    return format_html('<a href="{}" title="memories of this scope">{}</a>', scope_memories_url(scope, scope_id), label)
+    label = short(scope_text(scope, scope_id), 48)
+    return format_html(
+        '<a href="{}" title="memories of {}">{}</a>', scope_memories_url(scope, scope_id), scope_text(scope, scope_id), label
+    )
 
 
 class MachineWrittenAdmin(admin.ModelAdmin):
@@ -49,16 +53,17 @@ class MachineWrittenAdmin(admin.ModelAdmin):
 
 @admin.register(MemoryJob)
 class MemoryJobAdmin(WorkspaceScopedAdmin, MachineWrittenAdmin):
+    # Narrow columns that fit 1280 px: the workspace is the scope's second
+    # line, and one "outcome" column says what a job did or why it failed.
     list_display = [
-        "id",
+        "id_col",
         "kind",
-        "status",
+        "status_col",
         "scope_col",
-        "workspace",
         "attempts",
         "tokens",
-        "error_preview",
-        "created_at",
+        "outcome",
+        "created_col",
     ]
     list_filter = ["status", "kind", "scope", "cancel_requested", "provider", "workspace"]
     search_fields = ["=id", "scope_id", "error"]
@@ -76,17 +81,18 @@ class MemoryJobAdmin(WorkspaceScopedAdmin, MachineWrittenAdmin):
         "error_display",
         "cancel_requested",
         "scope_col",
+        "result_display",
+        "memories_display",
         "attempts",
         "max_attempts",
         "provider",
         "input_tokens",
         "output_tokens",
+        "created_display",
+        "started_display",
+        "finished_display",
+        "updated_display",
         "payload_display",
-        "result_display",
-        "created_at",
-        "started_at",
-        "finished_at",
-        "updated_at",
     ]
     readonly_fields = fields
 
@@ -94,13 +100,77 @@ class MemoryJobAdmin(WorkspaceScopedAdmin, MachineWrittenAdmin):
         queryset = super().get_queryset(request)
         match = getattr(request, "resolver_match", None)
         if match is not None and (match.url_name or "").endswith("_changelist"):
-            # Payloads and results are never shown in the list.
-            queryset = queryset.defer("payload", "result")
+            # Payloads are never shown in the list (results are, in words).
+            queryset = queryset.defer("payload")
         return queryset
 
     @admin.display(description="scope", ordering="scope")
     def scope_col(self, obj) -> str:
-        return scope_link(obj.scope, obj.scope_id)
+        workspace = obj.workspace.name if obj.workspace_id else "all workspaces"
+        return format_html('{}<br><span class="quiet">{}</span>', scope_link(obj.scope, obj.scope_id), workspace)
+
+    list_display_links = ["id_col"]
+
+    def changelist_view(self, request, extra_context=None):
+        return super().changelist_view(request, {"title": "Memory jobs", **(extra_context or {})})
+
+    @admin.display(description="id", ordering="id")
+    def id_col(self, obj) -> str:
+        # The tail tells jobs apart; the whole id is the tooltip and the page's title.
+        return format_html('<span class="nowrap" title="{}">…{}</span>', obj.pk, obj.pk[-8:])
+
+    @admin.display(description="status", ordering="status")
+    def status_col(self, obj) -> str:
+        return format_html('<span class="job-state job-state-{}">{}</span>', obj.status, obj.status)
+
+    @admin.display(description="outcome")
+    def outcome(self, obj) -> str:
+        if obj.error:
+            return self.error_preview(obj)
+        if obj.status == "succeeded":
+            return format_html('<span class="job-result">{}</span>', result_summary(obj.result))
+        return ""
+
+    @admin.display(description="created / took", ordering="created_at")
+    def created_col(self, obj) -> str:
+        return format_html(
+            '<span class="nowrap">{}</span><br><span class="quiet">{}</span>',
+            f"{obj.created_at:%Y-%m-%d %H:%M:%S}",
+            took(obj) or obj.status,
+        )
+
+    @admin.display(description="created")
+    def created_display(self, obj) -> str:
+        return when(obj.created_at)
+
+    @admin.display(description="started")
+    def started_display(self, obj) -> str:
+        return when(obj.started_at)
+
+    @admin.display(description="finished")
+    def finished_display(self, obj) -> str:
+        spent = took(obj)
+        return f"{when(obj.finished_at)} (took {spent})" if spent else when(obj.finished_at)
+
+    @admin.display(description="updated")
+    def updated_display(self, obj) -> str:
+        return when(obj.updated_at)
+
+    @admin.display(description="memories written")
+    def memories_display(self, obj) -> str:
+        rows, total, url = job_memories(obj)
+        if not total:
+            return "—"
+        items = format_html_join(
+            "",
+            '<li><a href="{}">{}</a> <span class="quiet">{} · {}</span> {}</li>',
+            (
+                (row.url, row.item.type.replace("_", " "), row.how, row.item.lifecycle_status, short(row.item.content, 90))
+                for row in rows
+            ),
+        )
+        more = f"all {total} in the memories list" if total > len(rows) else "these in the memories list"
+        return format_html('<ul class="job-memories">{}</ul><a href="{}">{}</a>', items, url, more)
 
     @admin.display(description="tokens in / out")
     def tokens(self, obj) -> str:
@@ -126,7 +196,10 @@ class MemoryJobAdmin(WorkspaceScopedAdmin, MachineWrittenAdmin):
 
     @admin.display(description="result")
     def result_display(self, obj) -> str:
-        return format_html('<div class="error-full">{}</div>', json.dumps(obj.result, indent=2, ensure_ascii=False))
+        parts = result_parts(obj.result)
+        if not parts:
+            return "—" if obj.status != "succeeded" else "nothing to do"
+        return format_html('<ul class="job-result">{}</ul>', format_html_join("", "<li>{}</li>", ((p,) for p in parts)))
 
     @admin.action(description="Retry selected failed or cancelled jobs", permissions=["change"])
     def retry_jobs(self, request, queryset):

@@ -18,6 +18,7 @@ from memories.admin.dashboard import dashboard_view
 from memories.admin.filters import (
     ConfidenceFilter,
     ImportanceFilter,
+    JobFilter,
     LastUsedFilter,
     NeedsReviewFilter,
     PathPrefixFilter,
@@ -73,14 +74,14 @@ class MemoryAdminBase(WorkspaceScopedAdmin, ContentFreeLogMixin, MemoryColumns, 
 
     # The excerpt is the link (the id is its tooltip and is searchable): the
     # text is what an operator judges a row by.
+    # Seven narrow columns, so the list fits a 1280 px screen beside its
+    # filters: scores share a column, the workspace is the source's last line.
     list_display = [
         "excerpt_col",
         "kind",
-        "importance_col",
-        "confidence_col",
+        "scores",
         "state",
         "source",
-        "workspace_col",
         "dates",
     ]
     list_display_links = ["excerpt_col"]
@@ -104,6 +105,12 @@ class MemoryAdminBase(WorkspaceScopedAdmin, ContentFreeLogMixin, MemoryColumns, 
 
     def get_changelist(self, request, **kwargs):
         return MemoryChangeList
+
+    # The page's heading ("Select memory item to change" by default).
+    changelist_title = "Memories"
+
+    def changelist_view(self, request, extra_context=None):
+        return super().changelist_view(request, {"title": self.changelist_title, **(extra_context or {})})
 
     def get_search_results(self, request, queryset, search_term):
         return search_memories(queryset, search_term), False
@@ -363,6 +370,7 @@ class MemoryItemAdmin(MemoryAdminBase):
         StoreIdFilter,
         PathPrefixFilter,
         ScopeIdFilter,
+        JobFilter,
     ]
     # What most needs a look first: pending review, then the least certain,
     # then the newest.

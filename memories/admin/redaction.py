@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from accounts.actors import Actor
 from memories.admin.forms import RedactAndReplaceForm
-from memories.admin.history import actor_label, user_names
+from memories.admin.labels import actor_names
 from memories.admin.outcomes import Outcome, confirmation_page
 from memories.models import MemoryItem, MemoryVersion
 from memories.services.items import memory_item_restore, memory_redact_and_replace
@@ -32,23 +32,23 @@ def _excerpt(version: MemoryVersion) -> str:
 
 
 def version_rows(versions: list[MemoryVersion]) -> list[tuple]:
-    users = user_names({v.actor_user_id for v in versions})
+    names = actor_names(versions)
     return [
         (
             v.memory_id,
-            f"v{v.version}",
-            v.pk,
+            f"v{v.version} ({v.pk})",
             v.operation,
             v.created_at.strftime("%Y-%m-%d %H:%M:%S"),
-            actor_label(v, "actor", users),
-            f"{v.content_size_bytes or 0} bytes",
+            names.label(v, "actor"),
+            f"{v.content_size_bytes or 0} B",
             _excerpt(v),
         )
         for v in versions
     ]
 
 
-VERSION_COLUMNS = ["memory", "version", "version id", "operation", "written", "by", "size", "content to clear"]
+# Seven columns that fit a 1280 px screen; the text to clear gets the room.
+VERSION_COLUMNS = ["memory", "version", "operation", "written", "by", "size", "content to clear"]
 
 
 def redactable_versions(memory_ids: list[str]) -> list[MemoryVersion]:

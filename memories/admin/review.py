@@ -7,16 +7,22 @@ and approves in one step. Each decision is a version with the reviewer as actor.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.contrib import admin, messages
-from django.contrib.admin.utils import unquote
-from django.http import Http404, HttpResponseRedirect
-from django.urls import reverse
+from django.contrib.admin.utils import quote, unquote
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect
+from django.urls import path, reverse
+from django.utils.html import format_html
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from memories.admin import batch
 from memories.admin.filters import ConfidenceFilter, ImportanceFilter
 from memories.admin.memory_items import MemoryAdminBase, operator
 from memories.models import MemoryItem, ReviewItem
 from memories.services.items import memory_item_update
+from memory_project.errors import DomainError
 
 APPROVE_BUTTON = "_approve"
 REJECT_BUTTON = "_reject"
@@ -24,17 +30,101 @@ REJECT_BUTTON = "_reject"
 
 @admin.register(ReviewItem)
 class ReviewItemAdmin(MemoryAdminBase):
+    # Each row shows the memory beside the message it was drawn from, with
+    # approve / reject buttons: most items are decided without leaving the list.
+    list_display = ["excerpt_col", "source_message", "kind", "scores", "decide"]
+    show_source_text = True
     list_filter = ["workspace", "scope", "type", "summary_tier", ImportanceFilter, ConfidenceFilter]
     # Least certain first (they most need a human), then oldest first (fairness).
     ordering = ["confidence", "created_at"]
     actions = ["approve_selected", "reject_selected"]
     change_form_template = "admin/memories/reviewitem/change_form.html"
+    changelist_title = "Review queue"
 
     def get_queryset(self, request):
         return super().get_queryset(request).filter(lifecycle_status="pending", workspace__requires_review=True)
 
     def has_add_permission(self, request) -> bool:
         return False
+
+    @admin.display(description="source message")
+    def source_message(self, obj) -> str:
+        refs = getattr(obj, "page_refs", None)
+        source_id = obj.source_message_id or obj.source_floor_id
+        floor = refs.floors.get(source_id or "") if refs else None
+        if floor is None:
+            return format_html('<span class="quiet">{}</span>', "source message gone" if source_id else "no source message")
+        return format_html(
+            '<div class="source-message"><div class="source-message-head">{} · {}</div>'
+            '<div class="source-message-text">{}</div></div>',
+            refs.floor_html(source_id),
+            floor.role,
+            floor.text or "(no text)",
+        )
+
+    @admin.display(description="decision")
+    def decide(self, obj) -> str:
+        # Buttons of the changelist's own form (so its CSRF token travels
+        # along), posted to this row's decision URL with the version shown:
+        # a memory changed meanwhile is refused, never decided unseen.
+        url = reverse("admin:memories_reviewitem_decide", args=[quote(obj.pk)])
+        return format_html(
+            '<div class="review-buttons">'
+            '<button type="submit" class="button approve-button" formaction="{}" formmethod="post" '
+            'name="decision" value="approve@{}">Approve</button>'
+            '<button type="submit" class="button reject-button" formaction="{}" formmethod="post" '
+            'name="decision" value="reject@{}">Reject</button>'
+            "</div>",
+            url,
+            obj.version,
+            url,
+            obj.version,
+        )
+
+    def get_urls(self):
+        decide = path(
+            "<path:object_id>/decide/",
+            self.admin_site.admin_view(self.decide_view),
+            name="memories_reviewitem_decide",
+        )
+        return [decide, *super().get_urls()]
+
+    def decide_view(self, request, object_id):
+        """Approve or reject one queued memory from its row in the queue."""
+        if not self.has_change_permission(request):
+            raise PermissionDenied
+        back = _back_to_queue(request)
+        # This page's queryset: the operator's workspaces, queued memories only.
+        item = self.get_object(request, unquote(object_id))
+        if item is None:
+            if request.method != "POST":
+                raise Http404("No such memory in the review queue.")
+            # Most often decided a moment ago (a second click, another reviewer).
+            self.message_user(request, "That memory no longer awaits review.", messages.WARNING)
+            return HttpResponseRedirect(back)
+        if not self.has_change_permission(request, item):
+            raise PermissionDenied
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        verb, _sep, version = request.POST.get("decision", "").partition("@")
+        changes = {"approve": {"lifecycle_status": "active"}, "reject": {"status": "deprecated"}}.get(verb)
+        if changes is None or not version.isdigit():
+            self.message_user(request, "Unknown decision.", messages.ERROR)
+            return HttpResponseRedirect(back)
+        try:
+            memory_item_update(
+                workspace=item.workspace,
+                actor=operator(request),
+                memory_id=item.pk,
+                changes=changes,
+                expected_version=int(version),
+            )
+        except DomainError as error:
+            self.message_user(request, f"Not decided: {error.message}", messages.ERROR)
+        else:
+            done = "Approved" if verb == "approve" else "Rejected"
+            self.message_user(request, f"{done} memory {item.pk}.", messages.SUCCESS)
+        return HttpResponseRedirect(back)
 
     @admin.action(description="Approve selected memories", permissions=["change"])
     def approve_selected(self, request, queryset):
@@ -79,6 +169,17 @@ class ReviewItemAdmin(MemoryAdminBase):
                 raise Http404("No such memory in the review queue.")
             return HttpResponseRedirect(reverse("admin:memories_memoryitem_change", args=[object_id]))
         return super().change_view(request, object_id, form_url, extra_context)
+
+
+def _back_to_queue(request) -> str:
+    """The queue page the operator decided from (its filters and page kept)."""
+    queue = reverse("admin:memories_reviewitem_changelist")
+    referer = request.META.get("HTTP_REFERER", "")
+    if referer and url_has_allowed_host_and_scheme(referer, allowed_hosts={request.get_host()}):
+        parts = urlsplit(referer)
+        if parts.path == queue:
+            return f"{queue}?{parts.query}" if parts.query else queue
+    return queue
 
 
 def _decision(request) -> dict | None:

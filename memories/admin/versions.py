@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import quote
+from django.contrib.admin.views.main import ChangeList
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html
@@ -12,6 +13,7 @@ from django.utils.safestring import mark_safe
 
 from accounts.actors import Actor
 from accounts.admin_scope import WorkspaceScopedAdmin
+from memories.admin.labels import ActorNames, actor_names
 from memories.admin.logging import ContentFreeLogMixin
 from memories.admin.outcomes import Outcome, confirmation_page
 from memories.admin.redaction import VERSION_COLUMNS, version_rows
@@ -26,7 +28,10 @@ REDACT_PERMISSION = "memories.redact_memoryversion"
 
 @admin.register(MemoryVersion)
 class MemoryVersionAdmin(WorkspaceScopedAdmin, ContentFreeLogMixin, admin.ModelAdmin):
-    list_display = ["id", "memory_link", "version", "operation", "workspace", "actor", "size", "created_at", "redacted"]
+    # Narrow enough for 1280 px: the version number is the link, the workspace
+    # is the memory's second line.
+    list_display = ["version_col", "memory_link", "operation", "actor", "size", "written", "redacted"]
+    list_display_links = ["version_col"]
     list_filter = ["operation", ("redacted_at", admin.EmptyFieldListFilter), "actor_type", "workspace"]
     search_fields = ["=memory_id", "=id", "=actor_api_key_id", "=actor_session_id", "=actor_job_id"]
     search_help_text = "A memory id, version id, API key, session or job id (exact)."
@@ -80,15 +85,26 @@ class MemoryVersionAdmin(WorkspaceScopedAdmin, ContentFreeLogMixin, admin.ModelA
     @admin.display(description="memory", ordering="memory_id")
     def memory_link(self, obj) -> str:
         url = reverse("admin:memories_memoryitem_change", args=[quote(obj.memory_id)])
-        return format_html('<a href="{}">{}</a>', url, obj.memory_id)
+        return format_html('<a href="{}">{}</a><br><span class="quiet">{}</span>', url, obj.memory_id, obj.workspace.name)
+
+    @admin.display(description="version", ordering="version")
+    def version_col(self, obj) -> str:
+        return format_html('<span class="nowrap" title="{}">v{}</span>', obj.pk, obj.version)
+
+    @admin.display(description="written", ordering="created_at")
+    def written(self, obj) -> str:
+        return format_html('<span class="nowrap">{}</span>', f"{obj.created_at:%Y-%m-%d %H:%M:%S}")
+
+    def get_changelist(self, request, **kwargs):
+        return VersionChangeList
 
     @admin.display(description="by")
     def actor(self, obj) -> str:
-        return _actor_text(Actor.from_fields(obj, "actor"))
+        return _names(obj).link(obj, "actor")
 
     @admin.display(description="redacted by")
     def redacted_by(self, obj) -> str:
-        return _actor_text(Actor.from_fields(obj, "redacted_by"))
+        return _names(obj).link(obj, "redacted_by") if obj.redacted_by_type else "—"
 
     @admin.display(description="size", ordering="content_size_bytes")
     def size(self, obj) -> str:
@@ -159,12 +175,18 @@ class MemoryVersionAdmin(WorkspaceScopedAdmin, ContentFreeLogMixin, admin.ModelA
         outcome.report(self, request)
 
 
-def _actor_text(actor: Actor | None) -> str:
-    if actor is None:
-        return ""
-    wire = actor.to_wire()
-    detail = next((str(v) for k, v in wire.items() if k != "type"), "")
-    return f"{wire['type'].replace('_actor', '')} {detail}".strip()
+class VersionChangeList(ChangeList):
+    """Names the page's actors (key names, operators, job kinds) in one query each."""
+
+    def get_results(self, request):
+        super().get_results(request)
+        names = actor_names(self.result_list, prefixes=("actor", "redacted_by"))
+        for row in self.result_list:
+            row.actor_names = names
+
+
+def _names(obj) -> ActorNames:
+    return getattr(obj, "actor_names", None) or actor_names([obj], prefixes=("actor", "redacted_by"))
 
 
 @admin.register(MemoryEdge)

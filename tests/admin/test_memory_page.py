@@ -48,8 +48,8 @@ def test_page_shows_history_diff_edges_and_source(admin_client, make_memory, edi
     response = admin_client.get(change_url(item))
     assert response.status_code == 200
     html = response.content.decode()
-    assert '<span class="del">- I live in Porto.</span>' in html
-    assert '<span class="add">+ I live in Lisbon.</span>' in html
+    # A word-level diff: only the changed word is marked.
+    assert '<span class="w-eq">I live in </span><del class="w-del">Porto</del><ins class="w-add">Lisbon</ins>' in html
     assert "Version history (2)" in html
     assert "supports" in html and other.pk in html
     assert "updates" in html and target.pk in html
