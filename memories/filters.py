@@ -26,6 +26,7 @@ from memories.models import (
     VersionOperation,
 )
 from memories.search import search_filter
+from memories.services.item_rules import REPORTED_PENDING, STATUS_INPUTS
 
 # 9999-12-31T23:59:59.999Z: the largest instant a datetime can hold.
 MAX_TIMESTAMP_MS = 253_402_300_799_999
@@ -80,7 +81,7 @@ class MemoryItemFilterSet(_SortedFilterSet):
     scope_id = django_filters.CharFilter()
     type = django_filters.ChoiceFilter(choices=_choices(MemoryType.values))
     summary_tier = django_filters.ChoiceFilter(choices=_choices(SummaryTier.values))
-    status = django_filters.ChoiceFilter(choices=_choices(Status.values))
+    status = django_filters.ChoiceFilter(choices=_choices(STATUS_INPUTS), method="filter_status")
     lifecycle_status = django_filters.ChoiceFilter(choices=_choices(LifecycleStatus.values))
     fact_key = django_filters.CharFilter(method="filter_fact_key")
     source_floor_id = django_filters.CharFilter()
@@ -104,6 +105,14 @@ class MemoryItemFilterSet(_SortedFilterSet):
     def filter_fact_key(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         # Stored keys are normalized; normalize the query the same way.
         return queryset.filter(fact_key=" ".join(value.split()).lower())
+
+    def filter_status(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        # The reported status: a memory awaiting review is `pending`, not `active`.
+        if value == REPORTED_PENDING:
+            return queryset.filter(lifecycle_status=LifecycleStatus.PENDING)
+        if value == Status.ACTIVE:
+            return queryset.filter(status=Status.ACTIVE).exclude(lifecycle_status=LifecycleStatus.PENDING)
+        return queryset.filter(status=value)
 
     def filter_q(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         return search_filter(queryset, value)

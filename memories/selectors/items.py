@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import Avg, Count, Q, QuerySet, Sum
 
 from memories.filters import MemoryItemFilterSet
-from memories.models import MemoryItem, MemoryType, Status
+from memories.models import LifecycleStatus, MemoryItem, MemoryType, Status
 from memory_project.errors import NotFoundError, ValidationError
 
 STATS_TYPES = (MemoryType.FACT, MemoryType.SUMMARY, MemoryType.OPEN_LOOP)
@@ -38,12 +38,13 @@ def memory_item_get(*, workspace, memory_id: str) -> MemoryItem:
 
 def memory_item_stats(*, workspace, filters: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Spec 003's statistics over the same filters as the list, in one query.
-    `active` / `deprecated` count the compat `status`; `by_lifecycle_status` is an
-    extension. Averages are 0 when nothing matches."""
+    `active` / `deprecated` / `pending` count the reported compat status (a
+    memory awaiting review is `pending`, never `active`); `pending` and
+    `by_lifecycle_status` are extensions. Averages are 0 when nothing matches."""
     queryset = memory_item_list(workspace=workspace, filters=filters).order_by()
     aggregates = {
         "total": Count("pk"),
-        "active": Count("pk", filter=Q(status=Status.ACTIVE)),
+        "active": Count("pk", filter=Q(status=Status.ACTIVE) & ~Q(lifecycle_status=LifecycleStatus.PENDING)),
         "deprecated": Count("pk", filter=Q(status=Status.DEPRECATED)),
         "avg_importance": Avg("importance"),
         "avg_confidence": Avg("confidence"),
@@ -61,6 +62,7 @@ def memory_item_stats(*, workspace, filters: Mapping[str, Any] | None = None) ->
         "total": row["total"],
         "active": row["active"],
         "deprecated": row["deprecated"],
+        "pending": row["lifecycle_pending"],
         "by_type": by_type,
         "by_lifecycle_status": {
             name: row[f"lifecycle_{name}"] for name in ("pending", "active", "compacted", "deprecated")

@@ -24,6 +24,7 @@ from memories.services.versioning import (
     content_fingerprint,
     lock_memory_item,
     lock_memory_items,
+    memories_released_since_review,
     memory_versions_redact,
     version_preassign,
     version_record,
@@ -215,6 +216,7 @@ def _apply_changes(item: MemoryItem, changes: Mapping[str, Any], *, workspace, a
         status=rules.clean_status(changes["status"]) if "status" in changes else None,
         lifecycle=rules.clean_lifecycle(changes["lifecycle_status"]) if "lifecycle_status" in changes else None,
         actor=actor,
+        never_released=lambda: item.pk not in memories_released_since_review(workspace=workspace, ids=[item.pk]),
     )
     _check_coverage(item)
     changed = [name for name, old in before.items() if getattr(item, name) != old]
@@ -306,16 +308,18 @@ def memory_item_restore(*, workspace, actor: Actor, memory_id: str, version_id: 
         if job_id and not MemoryJob.objects.filter(pk=job_id).exists():
             job_id = None
         if item is not None:
-            was_pending = item.lifecycle_status == "pending"
+            before = item.status, item.lifecycle_status
             for name, value in attributes.items():
                 setattr(item, name, value)
             item.source_job_id = job_id
-            if (
-                was_pending
-                and item.lifecycle_status in ("active", "compacted")
-                and actor.kind not in rules.APPROVER_KINDS
-            ):
-                item.lifecycle_status = "pending"
+            if item.lifecycle_status in rules.RELEASED_LIFECYCLES and actor.kind not in rules.APPROVER_KINDS:
+                unapproved = before[1] == "pending" or (
+                    before[1] == "deprecated"
+                    and item.pk not in memories_released_since_review(workspace=workspace, ids=[item.pk])
+                )
+                if unapproved:
+                    # Restoring content never approves: the memory keeps its review state.
+                    item.status, item.lifecycle_status = before
             item.path = version.path if item.scope == Scope.STORE else item.path
             _set_content(item, version.content, token_count_estimate=attributes.get("token_count_estimate"))
             item.version += 1

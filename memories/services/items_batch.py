@@ -17,9 +17,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.actors import Actor
-from memories.models import MemoryItem, VersionOperation
+from memories.models import LifecycleStatus, MemoryItem, VersionOperation
 from memories.services import item_rules as rules
-from memories.services.versioning import lock_memory_items, versions_record_bulk
+from memories.services.versioning import lock_memory_items, memories_released_since_review, versions_record_bulk
 from memory_project.errors import ValidationError
 
 MAX_BATCH_IDS = 100
@@ -51,6 +51,17 @@ def _set_states(
     results: list[dict[str, Any]] = []
     changed: list[MemoryItem] = []
     found = 0
+    released: set[str] | None = None
+
+    def never_released(memory_id: str) -> bool:
+        # One grouped query for the whole batch, and only if a rejected memory
+        # is being revived by an actor who may not approve.
+        nonlocal released
+        if released is None:
+            deprecated = [pk for pk, row in locked.items() if row.lifecycle_status == LifecycleStatus.DEPRECATED]
+            released = memories_released_since_review(workspace=workspace, ids=deprecated)
+        return memory_id not in released
+
     with transaction.atomic():
         locked = lock_memory_items(workspace=workspace, ids=ids)
         for memory_id in ids:
@@ -65,6 +76,7 @@ def _set_states(
                 status=status,
                 lifecycle=lifecycle,
                 actor=actor,
+                never_released=lambda memory_id=memory_id: never_released(memory_id),
             )
             is_change = (new_status, new_lifecycle) != (item.status, item.lifecycle_status)
             if is_change:

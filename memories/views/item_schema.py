@@ -35,8 +35,14 @@ MEMORY_ID = OpenApiParameter("memory_id", OpenApiTypes.STR, P)
 VERSION_ID = OpenApiParameter("version_id", OpenApiTypes.STR, P)
 EDGE_ID = OpenApiParameter("edge_id", OpenApiTypes.STR, P)
 PAGE = [_q("limit", OpenApiTypes.INT, "1-100, default 20"), _q("offset", OpenApiTypes.INT, "default 0")]
+STATUS_DESCRIPTION = (
+    "active | deprecated | pending. `pending`: awaiting an operator's review (workspaces that require "
+    "review); such a memory reports status `pending`, never `active`, and is never injected into context"
+)
 ITEM_FILTERS = [
-    *(_q(name) for name in ("scope", "scope_id", "type", "summary_tier", "status", "lifecycle_status", "fact_key")),
+    *(_q(name) for name in ("scope", "scope_id", "type", "summary_tier")),
+    _q("status", description=STATUS_DESCRIPTION),
+    *(_q(name) for name in ("lifecycle_status", "fact_key")),
     *(_q(name) for name in ("source_floor_id", "source_message_id", "source_job_id", "store_id")),
     *(
         _q(name, OpenApiTypes.INT, "milliseconds since the epoch, inclusive")

@@ -119,14 +119,10 @@ def test_status_drives_lifecycle_but_not_the_reverse(workspace):
 
 def test_pending_items_are_approved_only_by_operators(workspace):
     item = _fact(workspace, lifecycle_status="pending")
-    with pytest.raises(ConflictError):
-        memory_item_update(workspace=workspace, actor=AGENT, memory_id=item.pk, changes={"lifecycle_status": "active"})
-    assert (
-        memory_item_update(
-            workspace=workspace, actor=AGENT, memory_id=item.pk, changes={"status": "active"}
-        ).lifecycle_status
-        == "pending"
-    )
+    for changes in ({"lifecycle_status": "active"}, {"lifecycle_status": "compacted"}, {"status": "active"}):
+        with pytest.raises(ConflictError):
+            memory_item_update(workspace=workspace, actor=AGENT, memory_id=item.pk, changes=changes)
+    assert MemoryItem.objects.get(pk=item.pk).lifecycle_status == "pending"
     result = memory_items_set_lifecycle(workspace=workspace, actor=OPERATOR, ids=[item.pk], lifecycle_status="active")
     assert result.counts == {"total": 1, "updated": 1, "not_found": 0, "lifecycle_status": "active"}
     assert MemoryItem.objects.get(pk=item.pk).lifecycle_status == "active"
