@@ -62,6 +62,17 @@ class Branch(models.Model):
     # Floor numbers are handed out from this counter and never reused, so a
     # cursor (a floor number) stays meaningful after deletes and clears.
     next_floor_no = models.PositiveIntegerField(default=1)
+    # What the memory pipeline still has to read is derived from counters, so
+    # an append writes nothing outside its own transaction: floors
+    # `processed_floor_no + 1 .. next_floor_no - 1` and `appended_tokens -
+    # processed_tokens` tokens are pending. The tokens are those of the
+    # branch's own messages; a fork starts with `processed_floor_no` at its
+    # fork floor, since the floors it inherits were appended to its parent.
+    # The pipeline moves the processed counters through
+    # `services.branch_mark_processed`.
+    appended_tokens = models.PositiveBigIntegerField(default=0)
+    processed_floor_no = models.PositiveIntegerField(default=0)
+    processed_tokens = models.PositiveBigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -3,10 +3,21 @@ envelopes (drf-spectacular), kept apart from the views so they stay thin."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema_field, extend_schema_serializer, inline_serializer
+from drf_spectacular.utils import (
+    PolymorphicProxySerializer,
+    extend_schema_field,
+    extend_schema_serializer,
+    inline_serializer,
+)
 from rest_framework import serializers
 
-from conversations.serializers import BranchOutputSerializer, ConversationOutputSerializer, MessageOutputSerializer
+from conversations.serializers import (
+    BranchOutputSerializer,
+    ConversationOutputSerializer,
+    MessageAppendInputSerializer,
+    MessageBatchAppendInputSerializer,
+    MessageOutputSerializer,
+)
 
 
 def envelope(name: str, **fields: serializers.Field) -> type[serializers.Serializer]:
@@ -32,6 +43,21 @@ def data_envelope(name: str, serializer: type[serializers.Serializer]) -> serial
 
 ConversationEnvelope = data_envelope("ConversationEnvelope", ConversationOutputSerializer)
 MessageEnvelope = data_envelope("MessageEnvelope", MessageOutputSerializer)
+MessageBatchEnvelope = inline_serializer(
+    name="MessageBatchEnvelope", fields={"data": MessageOutputSerializer(many=True)}
+)
+# POST .../messages takes one message or `{"messages": [...]}`, and answers
+# with the same shape it was given.
+MessageAppendRequest = PolymorphicProxySerializer(
+    component_name="MessageAppend",  # documented as MessageAppendRequest (request components get the suffix)
+    serializers=[MessageAppendInputSerializer, MessageBatchAppendInputSerializer],
+    resource_type_field_name=None,
+)
+MessageAppendAnswer = PolymorphicProxySerializer(
+    component_name="MessageAppendAnswer",
+    serializers=[MessageEnvelope, MessageBatchEnvelope],
+    resource_type_field_name=None,
+)
 
 ConversationPage = envelope(
     "ConversationPage", data=ConversationOutputSerializer(many=True), meta=_cursor_meta("ConversationPageMeta")

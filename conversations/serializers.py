@@ -8,11 +8,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from conversations.models import MAIN_BRANCH, Branch, Conversation, Message, Role
+from conversations.services import MAX_MESSAGES_PER_BATCH
 from memory_project.fields import StrictCharField
 
 
@@ -63,6 +65,51 @@ class MessageAppendInputSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=Role.choices)
     content = AnyJSONField()
     metadata = serializers.DictField(required=False, allow_empty=True)
+    user_id = StrictCharField(required=False, allow_null=True, max_length=256)
+    branch = StrictCharField(required=False, default=MAIN_BRANCH, max_length=128)
+
+
+class BoundedListSerializer(serializers.ListSerializer):
+    """A list of nested objects whose `min_length` / `max_length` the schema
+    shows as `minItems` / `maxItems` (see `BoundedListSerializerExtension`)."""
+
+
+class BoundedListSerializerExtension(OpenApiSerializerFieldExtension):
+    target_class = BoundedListSerializer
+
+    def map_serializer_field(self, auto_schema, direction):
+        component = auto_schema.resolve_serializer(self.target.child, direction)
+        schema: dict[str, Any] = {"type": "array", "items": component.ref}
+        if self.target.min_length is not None:
+            schema["minItems"] = self.target.min_length
+        elif not self.target.allow_empty:
+            schema["minItems"] = 1
+        if self.target.max_length is not None:
+            schema["maxItems"] = self.target.max_length
+        return schema
+
+
+class MessageBatchItemInputSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=Role.choices)
+    content = AnyJSONField()
+    metadata = serializers.DictField(required=False, allow_empty=True)
+    idempotency_key = StrictCharField(
+        required=False,
+        max_length=255,
+        help_text=(
+            "This message's own idempotency key (unique per workspace). Without one, a request's "
+            "Idempotency-Key header gives the message `<header>:<index>`."
+        ),
+    )
+
+    class Meta:
+        list_serializer_class = BoundedListSerializer
+
+
+class MessageBatchAppendInputSerializer(serializers.Serializer):
+    """`{"messages": [...]}`: up to 100 messages appended in order, all or none."""
+
+    messages = MessageBatchItemInputSerializer(many=True, allow_empty=False, max_length=MAX_MESSAGES_PER_BATCH)
     user_id = StrictCharField(required=False, allow_null=True, max_length=256)
     branch = StrictCharField(required=False, default=MAIN_BRANCH, max_length=128)
 

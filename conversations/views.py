@@ -24,6 +24,8 @@ from conversations.schema import (
     ConversationCleared,
     ConversationEnvelope,
     ConversationPage,
+    MessageAppendAnswer,
+    MessageAppendRequest,
     MessageEnvelope,
     MessagePage,
 )
@@ -35,6 +37,7 @@ from conversations.serializers import (
     ConversationOutputSerializer,
     ConversationUpdateInputSerializer,
     MessageAppendInputSerializer,
+    MessageBatchAppendInputSerializer,
     MessageListInputSerializer,
     MessageOutputSerializer,
     MessageUpdateInputSerializer,
@@ -182,33 +185,66 @@ class MessageViewSet(ConversationScopedViewSet):
         )
 
     @extend_schema(
-        request=MessageAppendInputSerializer,
-        parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=False)],
-        # A replay of an earlier append with the same Idempotency-Key answers
-        # as the first one did (201), marked `Idempotent-Replayed: true`.
-        responses={201: MessageEnvelope},
+        request=MessageAppendRequest,
+        parameters=[
+            OpenApiParameter(
+                "Idempotency-Key",
+                str,
+                OpenApiParameter.HEADER,
+                required=False,
+                description=(
+                    "Unique per workspace. A retry with the same key answers with the first append and writes "
+                    "nothing. For `{\"messages\": [...]}` each message without its own `idempotency_key` "
+                    "gets `<key>:<index>`."
+                ),
+            )
+        ],
+        # A replay of an earlier append answers as the first one did (201),
+        # marked `Idempotent-Replayed: true`. One message in, `{"data": {...}}`
+        # out; `{"messages": [...]}` in (up to 100, all or none), `{"data": [...]}` out.
+        responses={201: MessageAppendAnswer},
     )
     def create(self, request: Request, conversation_id: str) -> Response:
-        params = _input(MessageAppendInputSerializer, request.data)
-        result = services.message_append(
-            workspace=request_workspace(request),
-            external_id=conversation_id,
-            role=params["role"],
-            content=params["content"],
-            metadata=params.get("metadata"),
-            user_id=params.get("user_id"),
-            branch=params["branch"],
-            idempotency_key=request.headers.get("Idempotency-Key"),
-        )
-        body = MessageOutputSerializer(
-            result.message,
-            context={"conversation_id": conversation_id, "branch_names": {result.message.branch_id: result.branch_name}},
-        ).data
-        if result.created:
-            return Response({"data": body}, status=status.HTTP_201_CREATED)
+        workspace = request_workspace(request)
+        idempotency_key = request.headers.get("Idempotency-Key")
+        if isinstance(request.data, dict) and "messages" in request.data:
+            if "role" in request.data or "content" in request.data:
+                raise ValidationError("Give one message (role, content) or `messages`, not both.")
+            params = _input(MessageBatchAppendInputSerializer, request.data)
+            batch = services.messages_append(
+                workspace=workspace,
+                external_id=conversation_id,
+                messages=services.new_messages(params["messages"], key_prefix=idempotency_key),
+                user_id=params.get("user_id"),
+                branch=params["branch"],
+            )
+            data: Any = _message_data(
+                batch.messages,
+                conversation_id=conversation_id,
+                branch_names={message.branch_id: batch.branch_name for message in batch.messages},
+            )
+            created = batch.created
+        else:
+            params = _input(MessageAppendInputSerializer, request.data)
+            result = services.message_append(
+                workspace=workspace,
+                external_id=conversation_id,
+                role=params["role"],
+                content=params["content"],
+                metadata=params.get("metadata"),
+                user_id=params.get("user_id"),
+                branch=params["branch"],
+                idempotency_key=idempotency_key,
+            )
+            data = MessageOutputSerializer(
+                result.message,
+                context={"conversation_id": conversation_id, "branch_names": {result.message.branch_id: result.branch_name}},
+            ).data
+            created = result.created
         # The same status as the first answer, so a client that retried after a
         # lost response sees exactly what it would have seen.
-        return Response({"data": body}, status=status.HTTP_201_CREATED, headers={"Idempotent-Replayed": "true"})
+        headers = None if created else {"Idempotent-Replayed": "true"}
+        return Response({"data": data}, status=status.HTTP_201_CREATED, headers=headers)
 
     @extend_schema(operation_id="conversations_messages_clear", responses={200: ConversationCleared})
     def clear(self, request: Request, conversation_id: str) -> Response:

@@ -232,6 +232,7 @@ class BacklogFilter(admin.SimpleListFilter):
         return (("pending", _("Floors waiting")), ("caught_up", _("Caught up")))
 
     def queryset(self, request, queryset: QuerySet) -> QuerySet:
+        # The changelist's queryset is annotated with the derived pending work.
         if self.value() == "pending":
             return queryset.filter(pending_floors__gt=0)
         if self.value() == "caught_up":

@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from accounts.admin_scope import WorkspaceScopedAdmin
+from conversations.selectors import branch_pending_annotations
 from memories.admin.filters import BacklogFilter, CompactionDueFilter, ScopeIdFilter, compaction_due_q
 from memories.admin.job_display import job_memories, result_parts, result_summary, took, when
 from memories.admin.labels import scope_text, short
@@ -228,9 +229,9 @@ class ScopeStateAdmin(WorkspaceScopedAdmin, MachineWrittenAdmin):
         "scope_col",
         "workspace",
         "conversation_link",
-        "dirty",
-        "pending_floors",
-        "pending_tokens",
+        "dirty_col",
+        "pending_floors_col",
+        "pending_tokens_col",
         "last_processed_floor_no",
         "item_count",
         "micro_count",
@@ -238,15 +239,37 @@ class ScopeStateAdmin(WorkspaceScopedAdmin, MachineWrittenAdmin):
         "last_extracted_at",
         "last_compacted_at",
     ]
-    list_filter = [CompactionDueFilter, BacklogFilter, "dirty", "scope", "workspace", ScopeIdFilter]
+    list_filter = [CompactionDueFilter, BacklogFilter, "scope", "workspace", ScopeIdFilter]
     search_fields = ["scope_id", "conversation__external_id"]
     search_help_text = "A scope id or a conversation id."
     list_select_related = ["workspace", "conversation"]
     list_per_page = 100
     show_full_result_count = False
     actions = ["compact_scopes", "rebuild_scopes"]
-    ordering = ["-dirty", "-pending_floors", "-micro_count"]
-    readonly_fields = [field.name for field in ScopeState._meta.fields] + ["memories_link", "compaction_due"]
+    # Most pending work first: derived from the branch counters, so an
+    # expression rather than a column name.
+    ordering = [branch_pending_annotations("branch__")["pending_floors"].desc(), "-micro_count"]
+    readonly_fields = [field.name for field in ScopeState._meta.fields] + [
+        "pending_floors_col",
+        "pending_tokens_col",
+        "memories_link",
+        "compaction_due",
+    ]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).with_pending()
+
+    @admin.display(description="dirty", boolean=True, ordering="dirty")
+    def dirty_col(self, obj) -> bool:
+        return obj.dirty
+
+    @admin.display(description="pending floors", ordering="pending_floors")
+    def pending_floors_col(self, obj) -> int:
+        return obj.pending_floors
+
+    @admin.display(description="pending tokens", ordering="pending_tokens")
+    def pending_tokens_col(self, obj) -> int:
+        return obj.pending_tokens
 
     @admin.display(description="scope", ordering="scope_id")
     def scope_col(self, obj) -> str:

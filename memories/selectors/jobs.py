@@ -29,13 +29,15 @@ class MemoryJobFilterSet(django_filters.FilterSet):
 
 
 class ScopeStateFilterSet(django_filters.FilterSet):
+    """Filters a queryset annotated by `ScopeState.objects.with_pending()`."""
+
     scope = django_filters.ChoiceFilter(choices=_choices(Scope.values))
     scope_id = django_filters.CharFilter(max_length=600)
-    dirty = django_filters.BooleanFilter()
+    dirty = django_filters.BooleanFilter(field_name="dirty")
 
     class Meta:
         model = ScopeState
-        fields = ["scope", "scope_id", "dirty"]
+        fields = ["scope", "scope_id"]
 
 
 def memory_job_list(*, workspace, filters: Mapping[str, Any] | None = None) -> QuerySet[MemoryJob]:
@@ -55,7 +57,9 @@ def memory_job_get(*, workspace, job_id: str) -> MemoryJob:
 
 def scope_state_list(*, workspace, filters: Mapping[str, Any] | None = None) -> QuerySet[ScopeState]:
     """Most recently active first."""
-    filterset = ScopeStateFilterSet(data=filters or {}, queryset=ScopeState.objects.filter(workspace=workspace))
+    filterset = ScopeStateFilterSet(
+        data=filters or {}, queryset=ScopeState.objects.filter(workspace=workspace).with_pending()
+    )
     if not filterset.is_valid():
         raise filterset_errors(filterset)
     return filterset.qs.order_by("-updated_at", "-pk").defer("rolling_summary")

@@ -2,10 +2,12 @@
 what is waiting, and what the scope holds; and the requests that start work
 on a scope (extraction when enough has gathered, manual rebuild and compact).
 
-A scope's state moves clean -> dirty when messages arrive and back to clean
-when extraction has read them all; `last_processed_floor_no` only moves
-forward, and only in the same transaction as the memories written from those
-floors (rebuild resets it to 0 in the transaction that removes them).
+A branch scope is dirty while its branch has floors the pipeline has not read:
+that is derived from the branch's counters (appended minus processed), which
+the append moves in its own transaction and extraction moves through
+`conversations.services.branch_mark_processed`. `last_processed_floor_no` only
+moves forward, and only in the same transaction as the memories written from
+those floors (rebuild resets it to 0 in the transaction that removes them).
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ import logging
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, Sum
-from django.utils import timezone
 
 from memories.models import JobKind, LifecycleStatus, MemoryItem, MemoryJob, MemoryType, Scope, ScopeState, Status
 from memories.services.jobs import memory_job_enqueue
@@ -42,74 +43,102 @@ def parse_branch_scope_id(scope_id: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
-def lock_scope_state(*, workspace, scope: str, scope_id: str, conversation=None) -> ScopeState:
-    """The scope's state row, created if missing, locked. Call inside `transaction.atomic()`."""
+def lock_scope_state(*, workspace, scope: str, scope_id: str, conversation=None, branch=None) -> ScopeState:
+    """The scope's state row, created if missing, locked. Call inside `transaction.atomic()`.
+
+    A branch scope's row is linked to its branch (found from the scope id when
+    not given), since its pending work is read from the branch's counters."""
     state = ScopeState.objects.select_for_update().filter(workspace=workspace, scope=scope, scope_id=scope_id).first()
     if state is not None:
+        if scope == Scope.BRANCH and state.branch_id is None:
+            branch = branch or _branch_of(workspace=workspace, scope_id=scope_id)
+            if branch is not None:
+                state.branch = branch
+                state.save(update_fields=["branch", "updated_at"])
         return state
+    if scope == Scope.BRANCH and branch is None:
+        branch = _branch_of(workspace=workspace, scope_id=scope_id)
+    if branch is not None and conversation is None:
+        conversation = branch.conversation
     try:
         with transaction.atomic():
-            ScopeState.objects.create(workspace=workspace, scope=scope, scope_id=scope_id, conversation=conversation)
+            ScopeState.objects.create(
+                workspace=workspace, scope=scope, scope_id=scope_id, conversation=conversation, branch=branch
+            )
     except IntegrityError:
         pass  # created concurrently; lock theirs
     return ScopeState.objects.select_for_update().get(workspace=workspace, scope=scope, scope_id=scope_id)
 
 
-def extraction_due(state: ScopeState) -> bool:
-    return state.pending_floors >= settings.MEMORY_EXTRACT_MIN_FLOORS or (
-        state.pending_floors > 0 and state.pending_tokens >= settings.MEMORY_EXTRACT_MIN_TOKENS
-    )
-
-
-def scope_note_appended(*, workspace_id: str, conversation_id: int, branch_id: str, floors: int = 1, tokens: int = 0) -> None:
-    """After a message append commits: count it against the branch scope and
-    queue one extraction when enough new floors or tokens have gathered.
-
-    Runs from `transaction.on_commit`, so it never delays or fails the append;
-    an error here is logged, and maintenance picks dirty scopes up later."""
-    from conversations.models import Branch
+def _branch_of(*, workspace, scope_id: str):
+    from conversations.selectors import branch_get, conversation_get
 
     try:
-        branch = Branch.objects.select_related("conversation__workspace").filter(pk=branch_id).first()
-        if branch is None or branch.conversation_id != conversation_id:
-            return
-        conversation = branch.conversation
-        scope_id = branch_scope_id(conversation.external_id, branch.name)
-        with transaction.atomic():
-            state = lock_scope_state(
-                workspace=conversation.workspace, scope=Scope.BRANCH, scope_id=scope_id, conversation=conversation
-            )
-            state.pending_floors += max(floors, 0)
-            state.pending_tokens += max(tokens, 0)
-            state.dirty = True
-            state.save(update_fields=["pending_floors", "pending_tokens", "dirty", "updated_at"])
-            if extraction_due(state):
-                memory_job_enqueue(
-                    workspace=conversation.workspace, kind=JobKind.EXTRACT, scope=Scope.BRANCH, scope_id=scope_id
-                )
-    except Exception:  # noqa: BLE001 - after commit: the append stands whatever happens here
-        logger.exception("could not record appended floors for branch %s", branch_id)
+        conversation_id, branch_name = parse_branch_scope_id(scope_id)
+    except ValidationError:
+        return None
+    conversation = conversation_get(workspace=workspace, external_id=conversation_id)
+    return branch_get(conversation=conversation, name=branch_name) if conversation else None
 
 
-def scope_note_cleared(*, workspace_id: str, conversation_id: int) -> None:
-    """After a conversation's messages were cleared: nothing is waiting any more.
-    Floor numbers are never reused, so `last_processed_floor_no` stays valid."""
-    ScopeState.objects.filter(workspace_id=workspace_id, conversation_id=conversation_id).update(
-        pending_floors=0, pending_tokens=0, dirty=False, updated_at=timezone.now()
+def _crossed(before: int, after: int, step: int) -> bool:
+    """`after` reached a multiple of `step` that `before` had not."""
+    return step > 0 and after >= step and before // step < after // step
+
+
+def extraction_due_after(*, floors_before: int, floors_after: int, tokens_before: int, tokens_after: int) -> bool:
+    """Whether an append that took a branch's pending work from `*_before` to
+    `*_after` crossed an extraction threshold: every `MEMORY_EXTRACT_MIN_FLOORS`
+    floors, or every `MEMORY_EXTRACT_MIN_TOKENS` tokens. Crossing again at each
+    multiple means a job lost or failed meanwhile is queued again while the
+    backlog keeps growing; the idle sweep takes what stays below a threshold."""
+    return _crossed(floors_before, floors_after, settings.MEMORY_EXTRACT_MIN_FLOORS) or (
+        floors_after > 0 and _crossed(tokens_before, tokens_after, settings.MEMORY_EXTRACT_MIN_TOKENS)
     )
 
 
-def scope_note_conversation_deleted(*, workspace_id: str, scope_ids: list[str]) -> None:
-    """After a conversation was deleted: its queued extractions have nothing left to read."""
+def scope_note_appended(*, event) -> None:
+    """Receiver of `conversations.hooks.messages_appended` (after the append
+    commits): queue one extraction of the branch scope when the append crossed
+    a threshold. The decision is made from the counters the append returned,
+    so most appends cost nothing here; the branch's first append also creates
+    its scope state, so the scope is listed while it waits."""
+    due = extraction_due_after(
+        floors_before=event.pending_floors - event.floors,
+        floors_after=event.pending_floors,
+        tokens_before=event.pending_tokens - event.tokens,
+        tokens_after=event.pending_tokens,
+    )
+    if not (due or event.opens_branch):
+        return
+    from conversations.models import Branch
+
+    branch = Branch.objects.select_related("conversation__workspace").filter(pk=event.branch.id).first()
+    if branch is None:
+        return  # deleted meanwhile
+    workspace = branch.conversation.workspace
+    scope_id = branch_scope_id(event.external_id, event.branch.name)
+    with transaction.atomic():
+        lock_scope_state(
+            workspace=workspace, scope=Scope.BRANCH, scope_id=scope_id, conversation=branch.conversation, branch=branch
+        )
+        if due:
+            memory_job_enqueue(workspace=workspace, kind=JobKind.EXTRACT, scope=Scope.BRANCH, scope_id=scope_id)
+
+
+def scope_note_conversation_deleted(*, event) -> None:
+    """Receiver of `conversations.hooks.conversation_deleted`: the conversation's
+    queued extractions have nothing left to read."""
     from memories.services.jobs import memory_job_cancel
 
-    for job_id in MemoryJob.objects.filter(
-        workspace_id=workspace_id, scope=Scope.BRANCH, scope_id__in=scope_ids, status="pending"
-    ).values_list("pk", flat=True):
+    scope_ids = [branch_scope_id(event.external_id, branch.name) for branch in event.branches]
+    for job in MemoryJob.objects.filter(
+        workspace_id=event.workspace_id, scope=Scope.BRANCH, scope_id__in=scope_ids, status="pending"
+    ).select_related("workspace"):
         try:
-            memory_job_cancel(workspace=MemoryJob.objects.get(pk=job_id).workspace, job_id=job_id)
+            memory_job_cancel(workspace=job.workspace, job_id=job.pk)
         except Exception:  # noqa: BLE001 - it started or finished meanwhile; it will find nothing to read
-            logger.info("job %s not cancelled after conversation delete", job_id)
+            logger.info("job %s not cancelled after conversation delete", job.pk)
 
 
 def scope_refresh_totals(*, state: ScopeState) -> ScopeState:
@@ -158,9 +187,9 @@ def scope_rebuild_request(*, workspace, scope, scope_id) -> MemoryJob:
     if scope != Scope.BRANCH:
         raise ValidationError("scope: only branch scopes are derived from messages and can be rebuilt.")
     scope_id = branch_scope_id(*parse_branch_scope_id(scope_id))
-    conversation, _ = _branch_or_404(workspace=workspace, scope_id=scope_id)
+    conversation, branch = _branch_or_404(workspace=workspace, scope_id=scope_id)
     with transaction.atomic():
-        lock_scope_state(workspace=workspace, scope=scope, scope_id=scope_id, conversation=conversation)
+        lock_scope_state(workspace=workspace, scope=scope, scope_id=scope_id, conversation=conversation, branch=branch)
         job, _ = memory_job_enqueue(workspace=workspace, kind=JobKind.REBUILD, scope=scope, scope_id=scope_id)
     return job
 
@@ -168,16 +197,16 @@ def scope_rebuild_request(*, workspace, scope, scope_id) -> MemoryJob:
 def scope_compact_request(*, workspace, scope, scope_id) -> MemoryJob:
     """Queue a compaction of the scope's micro summaries now, whatever their count."""
     scope, scope_id = _clean_scope(scope, scope_id)
-    conversation = None
+    conversation = branch = None
     if scope == Scope.BRANCH:
         scope_id = branch_scope_id(*parse_branch_scope_id(scope_id))
-        conversation, _ = _branch_or_404(workspace=workspace, scope_id=scope_id)
+        conversation, branch = _branch_or_404(workspace=workspace, scope_id=scope_id)
     elif not ScopeState.objects.filter(workspace=workspace, scope=scope, scope_id=scope_id).exists() and not (
         MemoryItem.objects.filter(workspace=workspace, scope=scope, scope_id=scope_id).exists()
     ):
         raise NotFoundError(f"No memories in scope {scope} {scope_id!r}.")
     with transaction.atomic():
-        lock_scope_state(workspace=workspace, scope=scope, scope_id=scope_id, conversation=conversation)
+        lock_scope_state(workspace=workspace, scope=scope, scope_id=scope_id, conversation=conversation, branch=branch)
         job, _ = memory_job_enqueue(
             workspace=workspace, kind=JobKind.COMPACT, scope=scope, scope_id=scope_id, payload={"force": True}
         )

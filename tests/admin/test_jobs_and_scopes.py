@@ -83,7 +83,8 @@ def scopes(workspace, conversation_with_floors, settings):
     return {
         "branch": ScopeState.objects.create(
             workspace=workspace, scope="branch", scope_id=branch_scope_id(conversation.external_id, "main"),
-            conversation=conversation, micro_count=9, pending_floors=3, dirty=True,
+            # Four floors appended, none read yet: pending work comes from the branch.
+            conversation=conversation, branch=conversation.branches.get(name="main"), micro_count=9,
         ),
         "chat": ScopeState.objects.create(workspace=workspace, scope="chat", scope_id="chat-quiet", micro_count=1),
     }

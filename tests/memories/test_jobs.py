@@ -98,7 +98,7 @@ def test_scopes_list_rebuild_and_compact(api, workspace, django_assert_max_num_q
         append_all(workspace, "c1", [{"role": "user", "content": "I live in Oslo."}])
     scope_id = branch_scope_id("c1", "main")
     assert scope_id == '["c1","main"]'
-    state = ScopeState.objects.get(workspace=workspace, scope_id=scope_id)
+    state = ScopeState.objects.with_pending().get(workspace=workspace, scope_id=scope_id)
     assert state.pending_floors == 1 and state.dirty
     with django_assert_max_num_queries(4):
         body = api.get("/v1/memory_scopes").json()

@@ -147,11 +147,11 @@ def test_extraction_waits_for_the_threshold(workspace, django_capture_on_commit_
         with django_capture_on_commit_callbacks(execute=True):
             append_all(workspace, "c5", [{"role": "user", "content": f"I need to call the bank about card {i}."} for i in range(4)])
         assert not MemoryJob.objects.exists()
-        state = ScopeState.objects.get(scope_id=branch_scope_id("c5", "main"))
+        state = ScopeState.objects.with_pending().get(scope_id=branch_scope_id("c5", "main"))
         assert state.dirty and state.pending_floors == 4
         with django_capture_on_commit_callbacks(execute=True):
             append_all(workspace, "c5", [{"role": "user", "content": "I live in Lisbon."}])
     job = MemoryJob.objects.get(kind="extract")
     assert job.status == "succeeded" and job.result["floors"] == 5
-    state.refresh_from_db()
+    state = ScopeState.objects.with_pending().get(pk=state.pk)
     assert not state.dirty and state.pending_floors == 0 and state.last_processed_floor_no == 5

@@ -6,12 +6,15 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import F
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from accounts.actors import Actor
-from memories.models import JobKind, MemoryItem, MemoryJob, ScopeState
+from accounts.models import Workspace
+from conversations.selectors import branches_idle_with_pending
+from memories.models import JobKind, MemoryItem, MemoryJob, Scope, ScopeState
 from memories.services.jobs import (
     PENDING_REDISPATCH_AFTER,
     memory_job_checkpoint,
@@ -19,6 +22,7 @@ from memories.services.jobs import (
     memory_jobs_redispatch_pending,
     memory_jobs_requeue_stale,
 )
+from memories.services.scopes import branch_scope_id, lock_scope_state
 
 logger = logging.getLogger(__name__)
 
@@ -41,11 +45,15 @@ def _enqueue_due(now) -> tuple[int, int]:
         _, created = memory_job_enqueue(workspace=state.workspace, kind=JobKind.COMPACT, scope=state.scope,
                                         scope_id=state.scope_id)
         compact += created
-    idle = ScopeState.objects.filter(dirty=True, pending_floors__gt=0, updated_at__lt=now - IDLE_EXTRACT_AFTER,
-                                     scope="branch").select_related("workspace")
-    for state in idle[:MAX_PER_RUN]:
-        _, created = memory_job_enqueue(workspace=state.workspace, kind=JobKind.EXTRACT, scope=state.scope,
-                                        scope_id=state.scope_id)
+    # Pending work is read off the branches' counters (appended minus processed).
+    idle = branches_idle_with_pending(idle_before=now - IDLE_EXTRACT_AFTER, limit=MAX_PER_RUN)
+    workspaces = Workspace.objects.in_bulk({row.workspace_id for row in idle})
+    for row in idle:
+        scope_id = branch_scope_id(row.external_id, row.branch_name)
+        with transaction.atomic():
+            lock_scope_state(workspace=workspaces[row.workspace_id], scope=Scope.BRANCH, scope_id=scope_id)
+            _, created = memory_job_enqueue(workspace=workspaces[row.workspace_id], kind=JobKind.EXTRACT,
+                                            scope=Scope.BRANCH, scope_id=scope_id)
         extract += created
     return compact, extract
 
@@ -60,7 +68,6 @@ def items_sweep_expired(*, now=None) -> int:
     by_workspace: dict[str, list[str]] = {}
     for workspace_id, pk in rows:
         by_workspace.setdefault(workspace_id, []).append(pk)
-    from accounts.models import Workspace
 
     deleted = 0
     for workspace in Workspace.objects.filter(pk__in=list(by_workspace)):

@@ -1,0 +1,138 @@
+"""Writes to conversations themselves: creation, the row lock, metadata, deletion."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from accounts.models import Workspace
+from conversations import hooks
+from conversations.hooks import BranchRef, ConversationDeleted, send_on_commit
+from conversations.models import MAIN_BRANCH, Branch, Conversation, Message
+from conversations.services.validation import UNSET, validate_conversation_id, validate_metadata, validate_user_id
+from memory_project.errors import ConflictError, NotFoundError, ValidationError
+
+
+def conversation_lock(*, workspace: Workspace, external_id: str) -> Conversation | None:
+    """Lock the conversation row (`SELECT ... FOR UPDATE`); call inside a transaction.
+
+    Every write that touches a conversation's messages takes this lock first and
+    nothing else locks two conversations, so there is no lock-order deadlock.
+    """
+    return Conversation.objects.select_for_update().filter(workspace=workspace, external_id=external_id).first()
+
+
+def _conversation_lock_or_create(
+    *, workspace: Workspace, external_id: str, user_id: str | None, metadata: dict[str, Any] | None, source: str
+) -> tuple[Conversation, bool]:
+    """The locked conversation, created (with its `main` branch) when missing.
+
+    Relies on the caller's transaction. Two first appends may race to create the
+    same id: the loser's insert hits the unique constraint (on PostgreSQL it
+    waits for the winner's commit), its savepoint rolls back, and it locks the
+    winner's row instead.
+    """
+    conversation = conversation_lock(workspace=workspace, external_id=external_id)
+    if conversation is not None:
+        return conversation, False
+    try:
+        with transaction.atomic():
+            conversation = Conversation.objects.create(
+                workspace=workspace, external_id=external_id, user_id=user_id, metadata=metadata or {}, source=source
+            )
+            # No messages yet: the creation time is the list's sort key.
+            conversation.last_message_at = conversation.created_at
+            conversation.save(update_fields=["last_message_at"])
+            Branch.objects.create(conversation=conversation, name=MAIN_BRANCH)
+        return conversation, True
+    except IntegrityError:
+        conversation = conversation_lock(workspace=workspace, external_id=external_id)
+        if conversation is None:
+            raise
+        return conversation, False
+
+
+def conversation_get_or_create(
+    *,
+    workspace: Workspace,
+    external_id: str,
+    user_id: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    source: str = "api",
+) -> tuple[Conversation, bool]:
+    """Find or create a conversation (race-free); adapters create conversations through this."""
+    external_id = validate_conversation_id(external_id)
+    user_id = validate_user_id(user_id)
+    with transaction.atomic():
+        return _conversation_lock_or_create(
+            workspace=workspace, external_id=external_id, user_id=user_id, metadata=metadata, source=source
+        )
+
+
+def conversation_create(
+    *,
+    workspace: Workspace,
+    external_id: str,
+    user_id: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    source: str = "api",
+) -> Conversation:
+    """Create a conversation explicitly; 409 when the id is taken. Null metadata values are dropped."""
+    metadata = {k: v for k, v in validate_metadata(metadata or {}).items() if v is not None}
+    conversation, created = conversation_get_or_create(
+        workspace=workspace, external_id=external_id, user_id=user_id, metadata=metadata, source=source
+    )
+    if not created:
+        raise ConflictError(f"Conversation '{external_id}' already exists.")
+    return conversation
+
+
+def conversation_update(
+    *, workspace: Workspace, external_id: str, metadata: Any = UNSET, user_id: Any = UNSET
+) -> Conversation:
+    """Shallow-merge `metadata` (a null value deletes its key) and/or set `user_id`."""
+    if metadata is UNSET and user_id is UNSET:
+        raise ValidationError("Give metadata and/or user_id to update.")
+    if metadata is not UNSET:
+        validate_metadata(metadata)
+    if user_id is not UNSET:
+        user_id = validate_user_id(user_id)
+    with transaction.atomic():
+        conversation = conversation_lock(workspace=workspace, external_id=external_id)
+        if conversation is None:
+            raise NotFoundError(f"Conversation '{external_id}' not found.")
+        fields = []
+        if metadata is not UNSET:
+            merged = dict(conversation.metadata or {})
+            for key, value in metadata.items():
+                if value is None:
+                    merged.pop(key, None)
+                else:
+                    merged[key] = value
+            conversation.metadata = merged
+            fields.append("metadata")
+        if user_id is not UNSET:
+            conversation.user_id = user_id
+            fields.append("user_id")
+        conversation.save(update_fields=fields)
+    return conversation
+
+
+def conversation_delete(*, workspace: Workspace, external_id: str) -> None:
+    """Delete the conversation with its branches, messages and attachments, for good."""
+    with transaction.atomic():
+        conversation = conversation_lock(workspace=workspace, external_id=external_id)
+        if conversation is None:
+            raise NotFoundError(f"Conversation '{external_id}' not found.")
+        # Messages first in one statement: the cascade collector would otherwise
+        # walk them branch by branch.
+        Message.objects.filter(conversation=conversation).delete()
+        branches = tuple(BranchRef(id=pk, name=name) for pk, name in conversation.branches.values_list("pk", "name"))
+        send_on_commit(
+            hooks.conversation_deleted,
+            ConversationDeleted(
+                workspace_id=workspace.pk, conversation_id=conversation.pk, external_id=external_id, branches=branches
+            ),
+        )
+        conversation.delete()

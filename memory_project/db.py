@@ -1,0 +1,71 @@
+"""SQL the ORM does not write for the hot paths: one multi-row INSERT, and
+UPDATE ... RETURNING (both SQLite >= 3.35 and PostgreSQL have it).
+
+Values go through each field's own `get_db_prep_save`, so JSON, datetimes and
+binary columns are stored exactly as the ORM would store them.
+"""
+
+# SQL here is built from model metadata (table and column names, quoted by the
+# backend); every value is a bound parameter.
+# ruff: noqa: S608
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.db import connection, models
+
+# Bind parameters per statement: PostgreSQL's protocol allows 65,535; SQLite
+# since 3.32 allows 32,766 (Django assumes the old 999, which would split a
+# batch of 100 messages into two INSERTs).
+MAX_PARAMS = {"postgresql": 65_535, "sqlite": 32_766}
+
+
+def _params_cap() -> int:
+    return MAX_PARAMS.get(connection.vendor, 999)
+
+
+def table(model: type[models.Model]) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+def column(model: type[models.Model], name: str) -> str:
+    return connection.ops.quote_name(model._meta.get_field(name).column)
+
+
+def insert_rows(objs: Sequence[models.Model], *, on_conflict_ignore: Sequence[str] | None = None) -> int:
+    """INSERT `objs` (all of one model, primary keys set or auto) in as few
+    statements as the parameter cap allows: one for any batch the API accepts.
+
+    Fields with a Python default or `auto_now_add` must already be set on the
+    objects (`Model()` fills defaults; set timestamps explicitly). With
+    `on_conflict_ignore` (the columns of a unique constraint) rows that collide
+    are skipped (`ON CONFLICT (...) DO NOTHING`). Returns the rows sent.
+    """
+    if not objs:
+        return 0
+    model = type(objs[0])
+    fields = [f for f in model._meta.concrete_fields if not (f.primary_key and isinstance(f, models.AutoField))]
+    per_row = len(fields)
+    rows_per_statement = max(1, _params_cap() // per_row)
+    names = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    suffix = ""
+    if on_conflict_ignore:
+        target = ", ".join(column(model, name) for name in on_conflict_ignore)
+        suffix = f" ON CONFLICT ({target}) DO NOTHING"
+    placeholder = "(" + ", ".join(["%s"] * per_row) + ")"
+    with connection.cursor() as cursor:
+        for start in range(0, len(objs), rows_per_statement):
+            chunk = objs[start : start + rows_per_statement]
+            params: list[Any] = []
+            for obj in chunk:
+                params.extend(f.get_db_prep_save(getattr(obj, f.attname), connection) for f in fields)
+            sql = f"INSERT INTO {table(model)} ({names}) VALUES {', '.join([placeholder] * len(chunk))}{suffix}"
+            cursor.execute(sql, params)
+    return len(objs)
+
+
+def fetch_one(sql: str, params: Iterable[Any]) -> tuple[Any, ...] | None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, list(params))
+        return cursor.fetchone()
