@@ -15,7 +15,7 @@ import pytest
 
 from accounts.backup import _row, workspace_models
 from accounts.services import api_key_create, api_key_revoke
-from tests.reliability.world import SAFE_METHODS, Route, World, api_routes, build_world, client_for, is_empty
+from tests.reliability.world import SAFE_METHODS, SECRET, Route, World, api_routes, build_world, client_for, is_empty
 
 pytestmark = pytest.mark.django_db
 
@@ -154,5 +154,62 @@ def test_revoked_and_malformed_keys_are_401_everywhere(world, workspace, anon_ap
             body = _json(response) or {"error": {"type": "authentication_error"}}  # HEAD has no body
             if response.status_code != 401 or body["error"]["type"] != "authentication_error":
                 failures.append(f"{route} with {name} key -> {response.status_code}")
+    assert not failures, "\n".join(failures)
+    assert _snapshot(workspace.pk) == before
+
+
+def _mcp(client, method: str, params: dict | None = None):
+    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
+    return client.post("/mcp", message, format="json", HTTP_ACCEPT="application/json, text/event-stream")
+
+
+def test_the_mcp_endpoint_shows_another_workspace_nothing(world, workspace, other_api, readonly_api, anon_api):
+    """`/mcp` walked like the routes: every tool and resource called by
+    another workspace's key with A's ids, A's read-only key on every write
+    tool, and no key at all."""
+    before = _snapshot(workspace.pk)
+    v, doc = world.values, world.store_values
+    calls = {
+        "memory_list": {"store_id": v["store_id"]},
+        "memory_search": {"store_id": v["store_id"], "query": SECRET},
+        "memory_read": {"store_id": v["store_id"], "path": "/notes/plan.md"},
+        "memory_write": {"store_id": v["store_id"], "path": "/notes/plan.md", "content": "intruder"},
+        "memory_edit": {"store_id": v["store_id"], "path": "/notes/plan.md", "old_str": SECRET, "new_str": "x"},
+        "memory_delete": {"store_id": v["store_id"], "path": "/notes/plan.md"},
+        "recall": {"query": SECRET, "conversation_id": world.conversation_id},
+        "remember": {"content": "written by another workspace"},
+        "forget": {"memory_id": v["memory_id"], "mode": "delete"},
+        "list_memories": {"conversation_id": world.conversation_id},
+    }
+    failures = []
+    listed = _mcp(other_api, "tools/list").json()["result"]["tools"]
+    assert {tool["name"] for tool in listed} == set(calls)
+    for name, arguments in calls.items():
+        response = _mcp(other_api, "tools/call", {"name": name, "arguments": arguments})
+        result = response.json().get("result", {})
+        leaks = [marker for marker in world.markers if marker in response.content.decode() and marker not in str(arguments)]
+        if leaks:
+            failures.append(f"{name} shows A's {leaks}")
+        if name != "remember" and not result.get("isError"):
+            failures.append(f"{name} with A's ids -> {result}")
+    # A's global memories ("... fact v2", "... other") are not B's global ones.
+    for arguments in ({"query": "other fact"}, {"query": "other fact", "user_id": "u"}):
+        text = _mcp(other_api, "tools/call", {"name": "recall", "arguments": arguments}).content.decode()
+        assert SECRET not in text
+    assert SECRET not in _mcp(other_api, "tools/call", {"name": "list_memories", "arguments": {"query": "fact"}}).content.decode()
+    resources = _mcp(other_api, "resources/list").json()["result"]
+    assert resources["resources"] == [] and resources.get("nextCursor") is None
+    for uri in (f"memory://stores/{v['store_id']}/notes/plan.md", f"memory://conversations/{world.conversation_id}/summary"):
+        error = _mcp(other_api, "resources/read", {"uri": uri}).json()["error"]
+        assert error["code"] == -32002 and SECRET not in error["message"], error
+    # A's read-only key: every write tool refused as a tool error.
+    for tool in ("memory_write", "memory_edit", "memory_delete", "remember", "forget"):
+        arguments = {**calls[tool], "store_id": v["store_id"]} if tool.startswith("memory_") else calls[tool]
+        if tool == "forget":
+            arguments = {"memory_id": doc["memory_id"]}
+        result = _mcp(readonly_api, "tools/call", {"name": tool, "arguments": arguments}).json()["result"]
+        if not (result["isError"] and "read-only" in result["content"][0]["text"]):
+            failures.append(f"read-only key: {tool} -> {result}")
+    assert _mcp(anon_api, "tools/list").status_code == 401
     assert not failures, "\n".join(failures)
     assert _snapshot(workspace.pk) == before
