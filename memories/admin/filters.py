@@ -174,6 +174,27 @@ class ConfidenceFilter(RangeFilter):
     field_name = "confidence"
 
 
+class ReportedStatusFilter(admin.SimpleListFilter):
+    """The compat status as the API reports it: a memory awaiting review is
+    `pending`, never `active` (item_rules.reported_status)."""
+
+    title = _("status")
+    parameter_name = "status__exact"
+
+    def lookups(self, request, model_admin):
+        return (("active", _("active")), ("deprecated", _("deprecated")), ("pending", _("pending (awaiting review)")))
+
+    def queryset(self, request, queryset: QuerySet) -> QuerySet:
+        value = self.value()
+        if value == "pending":
+            return queryset.filter(lifecycle_status="pending")
+        if value == "active":
+            return queryset.filter(status="active").exclude(lifecycle_status="pending")
+        if value == "deprecated":
+            return queryset.filter(status="deprecated")
+        return queryset
+
+
 class NeedsReviewFilter(admin.SimpleListFilter):
     """Pending memories in workspaces that require review: the review queue."""
 
@@ -248,6 +269,7 @@ __all__ = [
     "LastUsedFilter",
     "NeedsReviewFilter",
     "PathPrefixFilter",
+    "ReportedStatusFilter",
     "ScopeIdFilter",
     "StoreIdFilter",
 ]

@@ -22,6 +22,7 @@ from memories.admin.filters import (
     LastUsedFilter,
     NeedsReviewFilter,
     PathPrefixFilter,
+    ReportedStatusFilter,
     ScopeIdFilter,
     StoreIdFilter,
 )
@@ -362,7 +363,7 @@ class MemoryItemAdmin(MemoryAdminBase):
         "scope",
         "type",
         "summary_tier",
-        "status",
+        ReportedStatusFilter,
         "lifecycle_status",
         ImportanceFilter,
         ConfidenceFilter,

@@ -127,3 +127,14 @@ def test_admin_approval_needs_the_change_permission(pending, workspace):
     ):
         assert run_action(client, url, action, [pending.pk]).status_code == 403
     assert _state(pending) == ("active", "pending")
+
+
+def test_admin_status_filter_reports_pending(pending, workspace, admin_client):
+    active = memory_item_create(
+        workspace=workspace, actor=AGENT, scope="chat", scope_id="c1", type="fact", content="Lives in Porto"
+    )
+    changelist = reverse("admin:memories_memoryitem_changelist")
+    shown = admin_client.get(changelist, {"status__exact": "active"}).content.decode()
+    assert active.pk in shown and pending.pk not in shown
+    shown = admin_client.get(changelist, {"status__exact": "pending"}).content.decode()
+    assert pending.pk in shown and active.pk not in shown
