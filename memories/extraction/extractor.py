@@ -14,6 +14,8 @@ from memories.extraction.summarizer import (
     Piece,
     compose,
     context_sentences,
+    drop_stale,
+    fact_value,
     merge_summaries,
     parse_sections,
     split_label,
@@ -244,6 +246,12 @@ def _rolling_summary(
                 enumerate(best)]
     # Written in conversation order: carried context first, then this batch's.
     context = context[:len(carried)] + sorted(context[len(carried):], key=lambda p: _order(p, scored))
+    # Context that still says a replaced value would contradict the facts.
+    known = {k.key: k.content for k in data.known_facts}
+    stale = [(fact_value(known[key]) or "", fact.value) for key, (fact, _) in latest.items()
+             if key in known and known[key] != fact.content]
+    stale += [(f.value, latest[f.key][0].value) for f in batch.facts if f.key in latest and f is not latest[f.key][0]]
+    context = drop_stale(context, stale)
     composed = compose(language, facts=facts, tasks=tasks, done=batch.done[-2:], context=context,
                        shares=ROLLING_SHARES)
     floor_of = {t.message_id: t.floor_no for t in data.turns}

@@ -372,6 +372,29 @@ def fact_slot(fact: str) -> str | None:
     return frame
 
 
+def fact_value(fact: str) -> str | None:
+    """The value part of a fact sentence ("Oslo" in "User lives in Oslo")."""
+    match = (_ZH_SLOT if detect_language(fact) == "zh" else _EN_SLOT).match(fact.strip())
+    return match.group("value").strip() if match else None
+
+
+def drop_stale(context: Sequence[str | Piece], replaced: Iterable[tuple[str, str]]) -> list:
+    """Context items without the values that newer facts replaced: "I live in
+    Hangzhou" goes once "User lives in Shanghai" is the fact, unless the item
+    also says the new value (a correction names both). `replaced` holds
+    (old value, new value) pairs."""
+    pairs = [(old, new) for old, new in replaced if old and len(old) >= 2 and old != new]
+    if not pairs:
+        return list(context)
+    out = []
+    for item in context:
+        text = item.text if isinstance(item, Piece) else item
+        if any(old in text and not (new and new in text) for old, new in pairs):
+            continue
+        out.append(item)
+    return out
+
+
 def merge_summaries(summaries: list[str], language: str | None = None, *, limit: int = SUMMARY_MAX_CHARS) -> str:
     """One summary from several, oldest first: a later value of a fact replaces
     the earlier one, tasks reported done drop out, context keeps its speakers
@@ -383,15 +406,19 @@ def merge_summaries(summaries: list[str], language: str | None = None, *, limit:
     tasks: list[str] = []
     done: list[str] = []
     context: list[str] = []
+    stale: list[tuple[str, str]] = []
     for summary in summaries:
         sections = parse_sections(summary)
         for fact in sections["facts"]:
             slot = fact_slot(fact)
+            replaced = [f for f in facts if slot and fact_slot(f) == slot and f != fact]
+            stale += [(fact_value(f) or "", fact_value(fact) or "") for f in replaced]
             facts = [f for f in facts if not ((slot and fact_slot(f) == slot) or similarity(f, fact) >= 0.8)]
             facts.append(fact)
         tasks.extend(sections["tasks"])
         done.extend(sections["done"])
         context.extend(c for c in sections["context"] if detect_language(split_label(c)[1]) == language)
     tasks = [t for t in tasks if not any(similarity(t, d) >= 0.4 for d in done)]
+    context = drop_stale(context, stale)
     # Newest facts first, so that they are the ones kept when not all fit.
     return compose(language, facts=facts[::-1], tasks=tasks, done=done[-3:], context=context, limit=limit).text

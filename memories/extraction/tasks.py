@@ -27,7 +27,7 @@ _ZH_DEADLINE_RE = re.compile(
 )
 
 _EN_TASK = re.compile(
-    r"(?:\b(?:please\s+)?remind me (?:to|about|that)\s+|\bdon't let me forget (?:to\s+)?|\bi (?:still |also |really |just )?need to\s+|\bi (?:also |still )?have to\s+|\bi must\s+|"
+    r"(?:\b(?:please\s+)?remind me (?:to|about|that)\s+|\bdon't let me forget[:,]?\s+(?:to\s+)?|\bi (?:still |also |really |just )?need to\s+|\bi (?:also |still )?have to\s+|\bi must\s+|"
     r"\bi've got to\s+|\bi gotta\s+|\btodo:?\s+|\bto-do:?\s+|\baction item:?\s+|\bnext step:?\s+|"
     r"\b(?:can|could|would) you (?:please\s+)?(?:remind me to|help me)\s+|\bplease (?:help me|make sure to)\s+|\bfollow up (?:on|with)\s+)"
     r"(?P<task>[^.!?\n]+)",

@@ -60,7 +60,7 @@ def repair_literals(text: str, source: str) -> str:
     """`text` with literals of `source` restored where a writer split them
     ("maya@example. com" -> "maya@example.com")."""
     for literal in set(literals(source)):
-        if literal in text or len(literal) < 4:
+        if len(literal) < 4:
             continue
         pieces = re.split(r"([.@/:,\-])", literal)
         spaced = r"\s*".join(re.escape(p) for p in pieces if p)
@@ -245,7 +245,9 @@ def is_small_talk(sentence: str) -> bool:
     """A greeting, thanks, acknowledgement or bare reaction with nothing else in it."""
     parts = [p.strip(" .!?~:;。！？～：；") for p in re.split(r"[,，、]", normalize_space(sentence))]
     parts = [p for p in parts if p]
-    if all(_SMALL_TALK_EN.match(p) or _SMALL_TALK_ZH.match(p) for p in parts):
+    # "Have a wonderful trip, Maya!": a name addressed after small talk is small talk too.
+    if all(_SMALL_TALK_EN.match(p) or _SMALL_TALK_ZH.match(p)
+           or (i > 0 and re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?", p)) for i, p in enumerate(parts)):
         return True
     if _CJK_RE.search(sentence):
         return False
