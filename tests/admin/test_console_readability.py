@@ -137,3 +137,37 @@ def test_small_defects(client, admin_client):
     assert client.get("/favicon.ico").status_code == 200
     index = admin_client.get("/admin/").content.decode()
     assert 'href="/v1/docs/"' in index  # View site
+
+
+def test_dashboard_failure_rate_and_latency_over_a_chosen_range(admin_client, workspace):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    now = timezone.now()
+
+    def job(status, hours_ago, seconds):
+        finished = now - timedelta(hours=hours_ago)
+        return MemoryJob.objects.create(
+            workspace=workspace, kind="extract", scope="global", status=status,
+            started_at=finished - timedelta(seconds=seconds), finished_at=finished,
+        )
+
+    job("succeeded", 2, 1)
+    job("failed", 2, 3)
+    job("succeeded", 2, 2)
+    job("succeeded", 24 * 20, 10)  # outside a 7-day range
+    response = admin_client.get(reverse("admin:memories_dashboard"), {"range": "7d"})
+    trend = response.context["job_trend"]
+    assert response.context["range_key"] == "7d" and len(trend.failure_bars) == 28
+    assert (trend.finished, trend.failed) == (3, 1)
+    recent = [bar for bar in trend.failure_bars if bar.value]
+    assert len(recent) == 1 and abs(recent[0].value - 1 / 3) < 1e-9 and recent[0].text == "1/3 failed"
+    latency = [bar for bar in trend.latency_bars if bar.value]
+    assert len(latency) == 1 and abs(latency[0].value - 2000) < 1 and latency[0].text == "2.0 s"
+    html = response.content.decode()
+    assert 'id="failure-chart"' in html and 'id="latency-chart"' in html
+    assert '<option value="7d" selected>' in html and "33%" in html
+    wide = admin_client.get(reverse("admin:memories_dashboard"), {"range": "90d"}).context["job_trend"]
+    assert (wide.finished, wide.failed) == (4, 1)
+    assert admin_client.get(reverse("admin:memories_dashboard"), {"range": "bogus"}).context["range_key"] == "30d"
