@@ -175,17 +175,22 @@ def _render_recall(recalled: Recalled) -> str:
     if recalled.summary:
         parts.append(f"Conversation summary:\n{recalled.summary}")
     if recalled.memories:
-        lines = [
-            f"- [{m['type']}{'/' + m['summary_tier'] if m.get('summary_tier') else ''}, {m['scope']}] {m['content']}"
-            f" (id {m['id']}{', key ' + repr(m['fact_key']) if m.get('fact_key') else ''})"
-            for m in recalled.memories
-        ]
-        header = f"Memories ({recalled.tokens_used} of {recalled.budget} tokens"
+        lines = [_recalled_line(m) for m in recalled.memories]
+        header = f"Recalled ({recalled.tokens_used} of {recalled.budget} tokens"
         header += f"; {recalled.omitted_count} more did not fit):" if recalled.omitted_count else "):"
         parts.append(header + "\n" + "\n".join(lines))
     if not parts:
         return f"Nothing remembered matches {recalled.query!r}."
     return "\n\n".join(parts)
+
+
+def _recalled_line(entry: dict[str, Any]) -> str:
+    if entry.get("kind") == "passage":
+        return (f"- [message {entry['floor_no']}, {entry['role']}] {entry['content']}"
+                f" (message {entry['source_message_id']})")
+    tier = f"/{entry['summary_tier']}" if entry.get("summary_tier") else ""
+    key = f", key {entry['fact_key']!r}" if entry.get("fact_key") else ""
+    return f"- [{entry['type']}{tier}, {entry['scope']}] {entry['content']} (id {entry['id']}{key})"
 
 
 def _remember(workspace, data: dict[str, Any], actor: Actor) -> ToolResult:
