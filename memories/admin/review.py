@@ -17,6 +17,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from accounts.admin_scope import scope_queryset
 from memories.admin import batch
 from memories.admin.filters import ConfidenceFilter, ImportanceFilter
 from memories.admin.memory_items import MemoryAdminBase, operator
@@ -97,9 +98,11 @@ class ReviewItemAdmin(MemoryAdminBase):
         # This page's queryset: the operator's workspaces, queued memories only.
         item = self.get_object(request, unquote(object_id))
         if item is None:
-            if request.method != "POST":
+            # Most often decided a moment ago (a second click, another reviewer);
+            # a memory of another workspace (or none at all) is simply not here.
+            decided = scope_queryset(MemoryItem.objects.filter(pk=unquote(object_id)), request).exists()
+            if request.method != "POST" or not decided:
                 raise Http404("No such memory in the review queue.")
-            # Most often decided a moment ago (a second click, another reviewer).
             self.message_user(request, "That memory no longer awaits review.", messages.WARNING)
             return HttpResponseRedirect(back)
         if not self.has_change_permission(request, item):
