@@ -11,6 +11,7 @@ from memories.extraction.dialog import HUMAN, dialog_mode, prepare_turns
 from memories.extraction.patterns import FactMatch, Subject, match_facts, speaker_subject
 from memories.extraction.summarizer import (
     ROLLING_SHARES,
+    Candidate,
     Piece,
     compose,
     context_sentences,
@@ -20,6 +21,7 @@ from memories.extraction.summarizer import (
     parse_sections,
     split_label,
     summarize_turns,
+    without,
 )
 from memories.extraction.tasks import has_deadline, match_closure, match_task
 from memories.extraction.text import detect_language, is_small_talk, similarity, split_sentences, terms
@@ -202,12 +204,14 @@ def extract(data: ExtractionInput) -> ExtractionResult:
     task_pieces = [Piece(_strip_task_label(loop.content), tuple(loop.message_ids))
                    for loop in batch.loops if loop.ref not in resolved]
     user_name = None if human else _user_name(data, batch)
+    # Scored once for both summaries; each leaves out what its facts and tasks say.
+    scored = context_sentences(turns, language, human=human, user_name=user_name)
     micro = summarize_turns(turns, language, facts=fact_pieces, tasks=task_pieces, done=batch.done, human=human,
-                            user_name=user_name)
+                            user_name=user_name, scored=scored)
     floor_of = {t.message_id: t.floor_no for t in data.turns}
     summary_sources = sorted(set(micro.sources), key=lambda mid: floor_of.get(mid, 0))
 
-    rolling, rolling_sources = _rolling_summary(data, turns, language, human, user_name, latest, batch)
+    rolling, rolling_sources = _rolling_summary(data, language, scored, latest, batch)
     return ExtractionResult(
         language=language, summary=micro.text, rolling_summary=rolling, facts=batch.facts,
         open_loops=batch.loops, resolutions=batch.resolutions, summary_sources=summary_sources,
@@ -217,10 +221,8 @@ def extract(data: ExtractionInput) -> ExtractionResult:
 
 def _rolling_summary(
     data: ExtractionInput,
-    turns: list[Turn],
     language: str,
-    human: bool,
-    user_name: str | None,
+    candidates: list[Candidate],
     latest: dict[str, tuple[ExtractedFact, FactMatch]],
     batch: _Batch,
 ) -> tuple[str, list[str]]:
@@ -236,7 +238,7 @@ def _rolling_summary(
     tasks = [Piece(_strip_task_label(text), loop_sources.get(ref, ())) for ref, text, _ in reversed(batch.open)]
     previous = parse_sections(data.previous_summary)
     excluded = [p.text for p in [*facts, *tasks, *batch.done]]
-    scored = context_sentences(turns, language, exclude=excluded, human=human, user_name=user_name)
+    scored = without(candidates, excluded)
     best = sorted(range(len(scored)), key=lambda i: scored[i].score, reverse=True)[:ROLLING_BATCH_CONTEXT]
     # Context from before a switch of language is left out: the summary is
     # written in the language the conversation now uses.

@@ -224,6 +224,14 @@ def context_sentences(
     return chosen
 
 
+def without(candidates: list[Candidate], exclude: Iterable[str]) -> list[Candidate]:
+    """The candidates that the excluded texts (facts, tasks) do not already say."""
+    excluded = " ".join(exclude)
+    if not excluded:
+        return list(candidates)
+    return [c for c in candidates if covered(c.sentence, excluded) < 0.6]
+
+
 # --- Composition -------------------------------------------------------------------
 
 
@@ -331,10 +339,16 @@ def compose(
 def summarize_turns(
     turns: list[Turn], language: str, *, facts: Sequence[str | Piece], tasks: Sequence[str | Piece],
     done: Sequence[str | Piece], human: bool = False, user_name: str | None = None,
+    scored: list[Candidate] | None = None,
 ) -> Composed:
-    """A micro summary of one batch of turns (prefixes already stripped)."""
+    """A micro summary of one batch of turns (prefixes already stripped).
+    `scored`: the batch's candidates from `context_sentences` without
+    exclusions, when the caller already has them."""
     excluded = [p.text if isinstance(p, Piece) else p for p in [*facts, *tasks, *done]]
-    scored = context_sentences(turns, language, exclude=excluded, human=human, user_name=user_name)
+    if scored is None:
+        scored = context_sentences(turns, language, exclude=excluded, human=human, user_name=user_name)
+    else:
+        scored = without(scored, excluded)
     # The best sentences first; compose writes them in conversation order.
     ranked = sorted(range(len(scored)), key=lambda i: scored[i].score, reverse=True)
     rank = {index: position for position, index in enumerate(ranked)}
