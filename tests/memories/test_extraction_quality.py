@@ -450,3 +450,18 @@ def test_new_user_travel_chat(batch):
         assert len(text) <= 500 and "example. com" not in text and "Thanks!" not in text
     assert "maya@example.com" in store.rolling and "allergic to peanuts" in store.rolling
     assert "window seats" not in store.rolling
+
+
+def test_a_chinese_dialog_between_two_people():
+    result = run([
+        ("user", "[19:31] 小明：嗨，好久不见！"), ("assistant", "[19:32] 小红：是啊！最近怎么样？"),
+        ("user", "[19:33] 小明：挺好的，我上周赢了第一场电竞比赛，奖金3000元。"),
+        ("assistant", "[19:34] 小红：太厉害了！我妹妹住在成都，她也爱玩游戏。"),
+        ("user", "[19:35] 小明：我对猫过敏，所以没养猫。"), ("assistant", "[19:36] 小红：哈哈"),
+    ])
+    facts = {f.key: (f.content, f.message_ids) for f in result.facts}
+    assert facts["person.小明.allergy.猫"] == ("小明对猫过敏", ["msg_5"])
+    assert facts["person.小红.sister.location"] == ("小红的妹妹住在成都", ["msg_4"])
+    assert "小明：挺好的，我上周赢了第一场电竞比赛，奖金3000元。" in result.summary
+    assert "好久不见" not in result.summary and "19:3" not in result.summary and "用户" not in result.summary
+    assert result.summary_sources == ["msg_3", "msg_4", "msg_5"]
