@@ -40,16 +40,21 @@ def _format_size(size: int) -> str:
 
 
 def _store_path(path: str) -> str:
-    """The store path for a tool path ('' for the /memories root itself)."""
+    """The store path for a tool path ('' for the /memories root itself).
+
+    The path is resolved under /memories itself, as the reference tool resolves
+    it under its directory: `..` segments that climb out of /memories are
+    refused, never clamped (normalising `/a/../../x` on its own would turn it
+    into `/x`, a path inside the store)."""
     if not isinstance(path, str) or not path.startswith(ROOT):
         raise ToolError(f"Path must start with /memories, got: {path}")
     rest = path[len(ROOT):]
     if rest and not rest.startswith("/"):
         raise ToolError(f"Path must start with /memories, got: {path}")
-    normalized = posixpath.normpath("/" + rest.lstrip("/")) if rest.strip("/") else "/"
-    if not posixpath.normpath(ROOT + normalized).startswith(ROOT) or ".." in normalized.split("/"):
+    resolved = posixpath.normpath(f"{ROOT}/{rest.lstrip('/')}")
+    if resolved != ROOT and not resolved.startswith(ROOT + "/"):
         raise ToolError(f"Path {path} would escape /memories directory")
-    return "" if normalized == "/" else normalized
+    return resolved[len(ROOT):]
 
 
 def _numbered(lines: list[str], start: int) -> str:

@@ -85,3 +85,33 @@ def test_tool_runner_drives_the_store_backed_tool_like_the_reference(client, tmp
     assert [(m["path"], m["content"]) for m in memories] == [("/trips/kyoto.md", "# Trip\nDay 1: Fushimi\nDay 2: Gion\n")]
     versions = client.list_store_memory_versions(store_id=store["id"]).data
     assert {v["operation"] for v in versions} >= {"created", "modified", "deleted"}
+
+
+ESCAPES = [
+    {"command": "view", "path": "/memories/a/../../escape.md"},
+    {"command": "view", "path": "/memories/.."},
+    {"command": "create", "path": "/memories/a/../../escape.md", "file_text": "out"},
+    {"command": "create", "path": "/memories/../memories/../escape.md", "file_text": "out"},
+    {"command": "str_replace", "path": "/memories/a/../../escape.md", "old_str": "o", "new_str": "0"},
+    {"command": "insert", "path": "/memories/a/../../escape.md", "insert_line": 0, "insert_text": "x"},
+    {"command": "delete", "path": "/memories/a/../../escape.md"},
+    {"command": "rename", "old_path": "/memories/a/../../escape.md", "new_path": "/memories/b.md"},
+    {"command": "create", "path": "/memories/inside.md", "file_text": "in"},
+    {"command": "rename", "old_path": "/memories/inside.md", "new_path": "/memories/x/../../../escape.md"},
+    # Climbing back inside stays inside, as with the reference.
+    {"command": "create", "path": "/memories/a/../b.md", "file_text": "b"},
+    {"command": "view", "path": "/memories/a/../b.md"},
+    {"command": "view", "path": "/memories"},
+]
+
+
+def test_paths_escaping_memories_are_refused_for_every_command(client, tmp_path):
+    store = client.create_store(name="escape attempts")
+    ours = _run(client.anthropic_memory_tool(store["id"]), ESCAPES)
+    reference = _run(BetaLocalFilesystemMemoryTool(base_path=str(tmp_path / "ref")), ESCAPES)
+    assert ours == reference
+    refused = [text for is_error, text in ours[:8]] + [ours[9][1]]
+    assert refused[0] == "Path /memories/a/../../escape.md would escape /memories directory"
+    assert all(text.endswith("would escape /memories directory") for text in refused), refused
+    paths = sorted(item["path"] for item in client.iter_store_memories(store_id=store["id"]) if item["type"] == "memory")
+    assert paths == ["/b.md", "/inside.md"]
