@@ -38,10 +38,12 @@ class ClientConfig:
     """What it takes to open a connection: shared by a client and its adapters."""
 
     base_url: str
-    api_key: str
+    # Kept out of reprs: configs end up in logs, tracebacks and debugger views.
+    api_key: str = field(repr=False)
     timeout: float = DEFAULT_TIMEOUT
     max_retries: int = 2
-    headers: dict[str, str] = field(default_factory=dict)
+    # Extra headers may carry credentials too.
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
     # Test seams: an httpx transport for the sync / async client.
     transport: httpx.BaseTransport | None = None
     async_transport: httpx.AsyncBaseTransport | None = None

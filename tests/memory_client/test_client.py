@@ -60,6 +60,31 @@ def test_idempotent_append_retry_writes_once(client):
     assert client.get_conversation(conversation_id="c-idem").message_count == 1
 
 
+def test_batch_append_is_one_request_all_or_none(client):
+    ids = client.append_messages(
+        conversation_id="c-batch",
+        messages=[{"role": "user", "content": "a"}, {"role": "assistant", "content": "b", "metadata": {"k": 1}}],
+        user_id="u-batch",
+    )
+    assert len(ids) == 2 and all(i.startswith("msg_") for i in ids)
+    assert [(m.message_id, m.content) for m in client.get_messages(conversation_id="c-batch")] == list(zip(ids, ["a", "b"]))
+    with pytest.raises(MemoryValidationError):
+        client.append_messages(conversation_id="c-batch", messages=[{"role": "user", "content": "c"}, {"role": "x"}])
+    assert client.get_conversation(conversation_id="c-batch").message_count == 2
+    # A retry with the same key is a replay.
+    again = client.append_messages(conversation_id="c-batch", messages=[{"role": "user", "content": "d"}],
+                                   idempotency_key="batch-1")
+    assert client.append_messages(conversation_id="c-batch", messages=[{"role": "user", "content": "d"}],
+                                  idempotency_key="batch-1") == again
+    assert client.get_conversation(conversation_id="c-batch").message_count == 3
+
+
+async def test_async_batch_append(aclient):
+    ids = await aclient.append_messages(conversation_id="ac-batch", messages=[{"role": "user", "content": f"m{i}"} for i in range(100)])
+    assert len(ids) == 100
+    assert (await aclient.get_conversation(conversation_id="ac-batch")).message_count == 100
+
+
 def test_cursor_iteration(client):
     for i in range(7):
         client.append_message(conversation_id="c-iter", role="user", content=f"m{i}")
@@ -142,3 +167,12 @@ def test_async_client_is_constructible_from_env(monkeypatch):
     monkeypatch.setenv("MEMORY_BASE_URL", "http://x")
     monkeypatch.setenv("MEMORY_API_KEY", "k")
     assert AsyncMemoryClient().config.api_root() == "http://x/v1"
+
+
+def test_reprs_never_show_the_api_key():
+    secret = "mk_0123456789ab_very-secret-part"
+    client = MemoryClient(base_url="http://memory.test", api_key=secret, headers={"X-Extra": "token-xyz"})
+    for shown in (repr(client.config), str(client.config), repr(client)):
+        assert secret not in shown and "very-secret" not in shown and "token-xyz" not in shown
+    assert "http://memory.test" in repr(client.config)
+    assert client.config.api_key == secret
