@@ -5,6 +5,7 @@ it was made from. No network, deterministic.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from memories.extraction.dialog import HUMAN, dialog_mode, prepare_turns
@@ -99,7 +100,7 @@ class _Batch:
         earlier = [(f.key, f.content) for f in self.facts] + [(k.key, k.content) for k in reversed(self.data.known_facts)]
         for key, content in earlier:
             if key.startswith(prefix) and value in content.lower() and key != fact.key:
-                return FactMatch(**{**fact.__dict__, "key": key})
+                return dataclasses.replace(fact, key=key)
         return fact
 
     def add_fact(self, fact: FactMatch, turn: Turn) -> None:

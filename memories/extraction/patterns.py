@@ -17,9 +17,9 @@ looks like "I like ..." makes none.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
-from memories.extraction.text import LITERAL_RE, collapse_space, detect_language, terms
+from memories.extraction.text import collapse_space, detect_language, terms
 from memories.extraction.vocabulary import (
     ATTRIBUTE_IMPORTANCE,
     ATTRIBUTE_LABELS,
@@ -76,11 +76,10 @@ class FactMatch:
     kind: str = "attribute"
     subject: Subject = USER
     label: tuple[str, str] = ("", "")
-    templates: tuple[dict, dict] = field(default=(EN_TEMPLATES, ZH_TEMPLATES), repr=False, compare=False)
 
     def render(self, zh: bool) -> str:
         """The fact written in English or Chinese (the value as it was said)."""
-        template = (self.templates[1] if zh else self.templates[0])[self.kind]
+        template = (ZH_TEMPLATES if zh else EN_TEMPLATES)[self.kind]
         return template.format(s=self.subject.zh if zh else self.subject.en, v=self.value,
                                a=self.label[1] if zh else self.label[0])
 
@@ -89,7 +88,7 @@ def _fact(kind: str, key: str, value: str, subject: Subject, zh: bool, *, import
           confidence: float = 0.85, label: tuple[str, str] = ("", "")) -> FactMatch:
     match = FactMatch(key=key, value=value, content="", importance=importance or IMPORTANCE.get(kind, 0.6),
                       confidence=confidence, kind=kind, subject=subject, label=label)
-    return FactMatch(**{**match.__dict__, "content": match.render(zh)})
+    return replace(match, content=match.render(zh))
 
 
 # --- Values ------------------------------------------------------------------------
@@ -321,7 +320,7 @@ def _attribute_fact(attr: str, raw: str, subject: Subject, zh: bool, tail: str) 
         return _relation(part, raw, subject, zh)
     if kind == "prefer":
         fact = _preference("prefer", raw, subject, zh, 0.9)
-        return FactMatch(**{**fact.__dict__, "key": f"{subject.key}.{part}"}) if fact else None
+        return replace(fact, key=f"{subject.key}.{part}") if fact else None
     if part == "email":
         literal = _EMAIL_RE.search(raw)
         value = literal.group(0) if literal else None
@@ -538,8 +537,3 @@ def match_facts(sentence: str, speaker: Subject = USER) -> list[FactMatch]:
         if correction and correction.key not in seen:
             out.append(correction)
     return out
-
-
-def literal_safe(value: str) -> bool:
-    """Whether `value` keeps every literal it touches whole (no cut e-mail or number)."""
-    return all(m.group(0) in value for m in LITERAL_RE.finditer(value))

@@ -21,11 +21,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from memories.extraction.text import (
-    _speaker_ok,
     clip,
     covered,
     detect_language,
     is_small_talk,
+    is_speaker_name,
     similarity,
     split_sentences,
     terms,
@@ -95,7 +95,7 @@ def split_label(item: str) -> tuple[str | None, str]:
     match = _LABEL_RE.match(item)
     if match:
         label = match.group("label").strip()
-        if label in _ROLE_LABELS or _speaker_ok(label):
+        if label in _ROLE_LABELS or is_speaker_name(label):
             return label, match.group("body").strip()
     return None, item
 

@@ -113,7 +113,8 @@ NOT_SPEAKERS = frozenset(
 )
 
 
-def _speaker_ok(name: str) -> bool:
+def is_speaker_name(name: str) -> bool:
+    """Whether `name` can be a speaker's name in a prefix or a summary label."""
     name = name.strip()
     if not name or name.lower() in NOT_SPEAKERS:
         return False
@@ -133,7 +134,7 @@ def parse_turn_prefix(text: str) -> tuple[str | None, str | None, str]:
         return None, None, text
     time_text = match.group("t1") or match.group("t2") or match.group("t3")
     speaker = match.group("s1") or match.group("s2") or match.group("s3") or match.group("s4")
-    if speaker is not None and not _speaker_ok(speaker):
+    if speaker is not None and not is_speaker_name(speaker):
         if time_text is None or match.group("s1") is None:
             return None, None, text
         speaker = None  # "[7:31 pm] Note: ..." keeps its note; the time is still a prefix
