@@ -42,7 +42,8 @@ _EN_REQUEST = re.compile(
 )
 _EN_NOT_TASK = re.compile(
     r"^(know|understand|ask|say|tell you|think|check if|be sure|see|explain|figure out what|remember that|"
-    r"suggest|recommend|tell me|show me|let me know|help|give me|go|stay|eat|sleep|run)\b", re.I,
+    r"suggest|recommend|tell me|show me|let me know|help|give me|go|stay|eat|sleep|run|find|look up|look for|"
+    r"search|compare|list|check|what|which|how|where|when|why)\b", re.I,
 )
 _ZH_TASK = re.compile(
     r"(?:请提醒我|提醒我|记得|别忘了|不要忘了|不要忘记|帮我记一下|请帮我|帮我|(?<!不)需要|我得|待办[:：]?|TODO[:：]?)"

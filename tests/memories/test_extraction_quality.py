@@ -302,6 +302,7 @@ def test_no_longer_keeps_its_own_key_when_nothing_said_that_value():
     ("Remind me to buy the Pena Palace tickets before June 3.", "buy the Pena Palace tickets before June 3"),
     ("Could you send the invoice to Tom before the 12th?", "send the invoice to Tom before the 12th"),
     ("Can you suggest neighbourhoods to stay in?", None),
+    ("Can you find flights on June 3?", None),
     ("Please change my email to maya@example.org.", None),
     ("请提醒我周五之前提交季度报告。", "周五之前提交季度报告"),
 ])
