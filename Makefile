@@ -3,36 +3,47 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+# Two install stamps: `make run` installs what the service needs, `make test`
+# adds the test tools; each reinstalls only when its requirements change.
+RUN_STAMP := $(VENV)/.installed-run
+DEV_STAMP := $(VENV)/.installed-dev
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PG_URL ?= postgres://postgres@127.0.0.1:5432/memory_service
 REDIS_URL ?= redis://127.0.0.1:6379
 PYTEST_WORKERS ?= 2
+# Where the embedded mode keeps its files (the settings read MEMORY_VAR_DIR too).
+VAR ?= $(or $(MEMORY_VAR_DIR),var)
 
 .PHONY: run test test-sqlite test-postgres venv migrate browser-deps bench lint clean
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(RUN_STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $(RUN_STAMP)
+
+$(DEV_STAMP): $(RUN_STAMP) requirements-dev.txt
 	$(PY) -m pip install --quiet -r requirements-dev.txt
-	touch $(STAMP)
+	touch $(DEV_STAMP)
 
-venv: $(STAMP)
+venv: $(DEV_STAMP)
 
-migrate: venv
-	$(PY) manage.py migrate --noinput
+migrate: $(RUN_STAMP)
+	@$(PY) manage.py migrate --noinput
 
 # The embedded service: SQLite and a file-system Celery broker under var/, a real
-# worker with beat beside the web server. Ctrl-C stops all of it.
-run: migrate
-	@mkdir -p var/log
-	@$(PY) manage.py bootstrap_demo --base-url http://$(HOST):$(PORT) --output var/demo-credentials.txt
-	@echo "Starting the Celery worker + beat (log: var/log/celery.log) and the web server on http://$(HOST):$(PORT)"
-	@trap 'kill 0' EXIT INT TERM; \
-	$(VENV)/bin/celery -A memory_project worker -B --concurrency 1 --loglevel INFO >var/log/celery.log 2>&1 & \
-	$(VENV)/bin/gunicorn memory_project.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4 --access-logfile - ; \
-	wait
+# worker with beat beside the web server. Ctrl-C stops both and waits for them:
+# background jobs of a script ignore SIGINT, so the trap passes a TERM to each
+# (by pid: `kill 0` would signal this shell too and re-enter the trap).
+run: $(RUN_STAMP)
+	@mkdir -p $(VAR)/log
+	@$(PY) manage.py bootstrap_demo --migrate --base-url http://$(HOST):$(PORT) --output $(VAR)/demo-credentials.txt
+	@echo "Starting the Celery worker + beat (log: $(VAR)/log/celery.log) and the web server on http://$(HOST):$(PORT)"
+	@$(VENV)/bin/celery -A memory_project worker -B --concurrency 1 --loglevel INFO >$(VAR)/log/celery.log 2>&1 & worker=$$!; \
+	$(VENV)/bin/gunicorn -c memory_project/gunicorn.conf.py memory_project.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4 --access-logfile - & web=$$!; \
+	trap 'kill -TERM $$web $$worker 2>/dev/null' INT TERM; \
+	wait $$web; kill -TERM $$worker 2>/dev/null; wait $$worker; wait $$web; echo "Stopped."
 
 # Chromium for the admin's browser tests, from Debian's packages (with a CJK
 # font, so screenshots of Chinese memories show text rather than boxes).
