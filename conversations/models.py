@@ -76,6 +76,7 @@ class Branch(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name_plural = "branches"
         constraints = [
             models.UniqueConstraint(fields=["conversation", "name"], name="uniq_branch_name"),
         ]

@@ -136,6 +136,7 @@ def test_job_page_reads_as_words_with_seconds_and_its_memories(admin_client, wor
 def test_small_defects(client, admin_client):
     assert client.get("/favicon.ico").status_code == 200
     index = admin_client.get("/admin/").content.decode()
+    assert "Branchs" not in index and "Branches" in index
     assert 'href="/v1/docs/"' in index  # View site
 
 
