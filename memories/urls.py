@@ -16,7 +16,7 @@ router.register("memory_scopes", MemoryScopeViewSet, basename="memory-scope")
 
 urlpatterns = [
     *router.urls,
-    re_path(r"^agent_tools$", AgentToolViewSet.as_view({"get": "list"}), name="agent-tool-list"),
+    re_path(r"^agent_tools$", AgentToolViewSet.as_view({"get": "catalogue"}), name="agent-tool-list"),
     re_path(r"^agent_tools/(?P<tool_name>[^/]+)$", AgentToolViewSet.as_view({"post": "execute"}),
             name="agent-tool-execute"),
     *store_urlpatterns,

@@ -13,7 +13,7 @@ server of `memory_client`) that call the REST API:
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, extend_schema_view, inline_serializer
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -61,13 +61,6 @@ _TOOL_RESULT = inline_serializer(
 )
 
 
-@extend_schema_view(
-    list=extend_schema(operation_id="agent_tools_list", responses={200: _TOOL_LIST}),
-    execute=extend_schema(
-        operation_id="agent_tools_execute", request=AgentToolExecuteInputSerializer,
-        responses={200: _TOOL_RESULT, 403: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
-    ),
-)
 class AgentToolViewSet(viewsets.GenericViewSet):
     """The agent tools of the MCP server (memory stores and conversation memory)."""
 
@@ -75,10 +68,15 @@ class AgentToolViewSet(viewsets.GenericViewSet):
     # Read tools are allowed with a read-only key; write tools answer 403.
     read_only_safe_actions = ("execute",)
 
-    def list(self, request: Request) -> Response:
+    @extend_schema(operation_id="agent_tools_list", responses={200: _TOOL_LIST})
+    def catalogue(self, request: Request) -> Response:
         tools = agent_tools_for(read_only=request.auth.read_only)
         return Response({"data": [tool.to_wire() for tool in tools]})
 
+    @extend_schema(
+        operation_id="agent_tools_execute", request=AgentToolExecuteInputSerializer,
+        responses={200: _TOOL_RESULT, 403: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
+    )
     def execute(self, request: Request, tool_name: str) -> Response:
         serializer = AgentToolExecuteInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
