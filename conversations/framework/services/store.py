@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 from urllib.parse import quote, unquote
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.actors import Actor
@@ -34,6 +36,7 @@ from memory_project.errors import NotFoundError, PermissionDeniedError, Validati
 
 DEFAULT_STORE_NAME = "langgraph"
 MAX_OPS_PER_BATCH = 500
+MAX_SHARED_CANDIDATES = 10_000
 MAX_LIMIT = 1000
 # Characters kept readable in a path segment; everything else is %-encoded.
 _SAFE = " !$&'()*+,;=:@~"
@@ -266,13 +269,57 @@ def _check_filter(value: Any) -> dict[str, Any] | None:
     return value
 
 
-def _lexical_score(text: str, terms: list[str]) -> float:
-    """The share of the query's terms found in the item (case-insensitive)."""
-    lowered = text.lower()
-    return sum(1 for term in terms if term in lowered) / len(terms)
+@dataclass
+class _Candidate:
+    item: MemoryItem
+    value: dict[str, Any]
+    lowered: str
+    ttl_minutes: float | None
 
 
-def _search(store: MemoryStore | None, op: dict[str, Any]) -> list[dict[str, Any]]:
+class _BatchReads:
+    """What the searches of one batch share: each namespace prefix's items are
+    read and JSON-decoded once (newest first), not once per search, until a put
+    changes the store. A batch of N searches over M items costs M decodes and a
+    query per distinct prefix instead of N x M decodes and N scans (500
+    searches over 200 items: 8.7 s before). Past `MAX_SHARED_CANDIDATES` items
+    under one prefix the memory a copy would take outweighs the saving, and
+    each search reads them afresh."""
+
+    def __init__(self) -> None:
+        self._shared: dict[str, list[_Candidate]] = {}
+        self.refreshed: set[str] = set()
+
+    def candidates(self, store: MemoryStore, prefix: str) -> Iterable[_Candidate]:
+        if prefix in self._shared:
+            return self._shared[prefix]
+        rows = (
+            _live(store)
+            .order_by("-updated_at", "-id")
+            .only("id", "path", "content", "created_at", "updated_at")
+            .annotate(ttl_minutes=F("langgraph_ttl__ttl_minutes"))
+        )
+        if prefix != "/":
+            rows = rows.filter(path__startswith=prefix)
+        if rows[MAX_SHARED_CANDIDATES : MAX_SHARED_CANDIDATES + 1].exists():
+            return _decoded(rows)
+        self._shared[prefix] = list(_decoded(rows))
+        return self._shared[prefix]
+
+    def changed(self) -> None:
+        self._shared.clear()
+
+
+def _decoded(rows) -> Iterator[_Candidate]:
+    for item in rows.iterator(chunk_size=500):
+        value = _decode_value(item)
+        if value is not None:
+            lowered = item.content.lower()
+            item.content = ""  # kept once, as `lowered`, for matching
+            yield _Candidate(item, value, lowered, item.ttl_minutes)
+
+
+def _search(store: MemoryStore | None, op: dict[str, Any], reads: _BatchReads) -> list[dict[str, Any]]:
     prefix = _labels(op.get("namespace_prefix"), field="namespace_prefix", allow_empty=True)
     wanted = _check_filter(op.get("filter"))
     limit = _int(op.get("limit"), field="limit", default=10)
@@ -282,29 +329,31 @@ def _search(store: MemoryStore | None, op: dict[str, Any]) -> list[dict[str, Any
         raise ValidationError("query: must be a string.")
     if store is None:
         return []
-    rows = _live(store).order_by("-updated_at", "-id")
-    if prefix:
-        rows = rows.filter(path__startswith=prefix_path(prefix))
     terms = [term for term in (query or "").lower().split() if term]
-    hits: list[tuple[float | None, MemoryItem, dict[str, Any]]] = []
-    for item in rows.iterator(chunk_size=500):
-        value = _decode_value(item)
-        if value is None:
-            continue
-        if wanted and not all(_compare(value.get(key), sub) for key, sub in wanted.items()):
+    hits: list[tuple[float | None, _Candidate]] = []
+    for candidate in reads.candidates(store, prefix_path(prefix)):
+        if wanted and not all(_compare(candidate.value.get(key), sub) for key, sub in wanted.items()):
             continue
         score = None
         if terms:
-            score = _lexical_score(item.content, terms)
+            score = sum(1 for term in terms if term in candidate.lowered) / len(terms)
             if score == 0:
                 continue
-        hits.append((score, item, value))
+        hits.append((score, candidate))
     if terms:
         hits.sort(key=lambda hit: -(hit[0] or 0))  # stable: ties keep newest first
     page = hits[offset : offset + limit]
     if page and op.get("refresh_ttl", True):
-        _refresh([item for _, item, _ in page])
-    return [_item_out(item, value, score) for score, item, value in page]
+        # Once per item and batch: the expiry counts from this batch either way.
+        due: dict[float, list[str]] = {}
+        for _, candidate in page:
+            if candidate.ttl_minutes is not None and candidate.item.pk not in reads.refreshed:
+                reads.refreshed.add(candidate.item.pk)
+                due.setdefault(candidate.ttl_minutes, []).append(candidate.item.pk)
+        now = timezone.now()
+        for minutes, ids in due.items():
+            MemoryItem.objects.filter(pk__in=ids).update(expires_at=now + timedelta(minutes=minutes))
+    return [_item_out(c.item, c.value, score) for score, c in page]
 
 
 def _matches(condition: dict[str, Any], namespace: tuple[str, ...]) -> bool:
@@ -376,16 +425,18 @@ def store_batch(
     if writes and read_only:
         raise PermissionDeniedError("This API key is read-only.")
     store = resolve_store(workspace=workspace, store_id=store_id, create=writes)
+    reads = _BatchReads()
     results: list[Any] = []
     for op in ops:
         kind = op["op"]
         if kind == "get":
             results.append(_get(store, op))
         elif kind == "search":
-            results.append(_search(store, op))
+            results.append(_search(store, op, reads))
         elif kind == "list_namespaces":
             results.append(_list_namespaces(store, op))
         else:
             _put(store, op, workspace=workspace, actor=actor)
+            reads.changed()
             results.append(None)
     return results
