@@ -103,8 +103,10 @@ class _Batch:
                 return dataclasses.replace(fact, key=key)
         return fact
 
-    def add_fact(self, fact: FactMatch, turn: Turn) -> None:
-        fact = self._retarget(fact)
+    def add_fact(self, fact: FactMatch, turn: Turn, *, zh: bool) -> None:
+        # Written in the conversation's language, whatever the sentence's: a
+        # fact is read back into this conversation's summaries and context.
+        fact = dataclasses.replace(self._retarget(fact), content=fact.render(zh))
         for existing in self.facts:
             if existing.key == fact.key and existing.content == fact.content:
                 if turn.message_id not in existing.message_ids:
@@ -193,7 +195,7 @@ def extract(data: ExtractionInput) -> ExtractionResult:
             if task:
                 batch.add_task(task, turn, owner=owner)
             for fact in match_facts(sentence, subject):
-                batch.add_fact(fact, turn)
+                batch.add_fact(fact, turn, zh=zh_summary)
 
     # The batch's own view: the latest value per key, tasks opened and still open.
     latest: dict[str, tuple[ExtractedFact, FactMatch]] = {}

@@ -99,10 +99,12 @@ _EN_TRAILING = re.compile(
     r"actually|please|though|over .*|rather than .*|instead of .*|than .*)$", re.I)
 _EN_CLAUSE_BREAK = re.compile(r"\s+(?:and|but|so|because|which|who|since|while|though|although|as|when|where|if|for|in case|"
                               r"with whom|that)\s+", re.I)
-_EN_CLAUSE_BREAK_KEEP_AND = re.compile(r"\s+(?:but|so|because|which|who|since|while|though|although|as|when|where|if|"
+_EN_CLAUSE_BREAK_KEEP_AND = re.compile(r"\s+(?:but|so|because|which|who|since|while|though|although|when|where|if|"
                                        r"in case|that)\s+", re.I)
 _EN_TIME_TAIL = re.compile(r"\s+(?:last|this|next)\s+(?:week|month|year|weekend)$|\s+(?:yesterday|today|recently|lately)$|"
                            r"\s+(?:for|since)\s+\S+(?:\s+\S+)?$", re.I)
+# "在设计院做建筑设计师真的太累了": the value ends where the remark begins.
+_ZH_REMARK = re.compile(r"(真的|实在|太|很|非常|特别|挺|也|都|还|但|可是|就|了).*$")
 _ZH_TRAILING = re.compile(r"(了|啦|呢|吧|哦|呀|的|现在|一点|多了|更多|而不是.*|不是.*)$")
 # A preference's object is a thing, not a clause about someone.
 _EN_NOT_OBJECT = re.compile(r"^(your|that|this|it|its|these|those|him|her|them|you|me|us|what|how|when|where|why|if|"
@@ -128,6 +130,7 @@ def _clean_value(value: str, zh: bool, *, keep_and: bool = False, keep_time: boo
         value = (_EN_CLAUSE_BREAK_KEEP_AND if keep_and else _EN_CLAUSE_BREAK).split(value)[0]
         if not keep_time:
             value = _EN_TIME_TAIL.sub("", value)
+        value = re.sub(r"^(?:always|usually|mostly|normally|basically|just)\s+", "", value, flags=re.I)
         if not keep_article:
             value = re.sub(r"^(to|the|a|an)\s+", "", value, flags=re.I)
     return value.strip(" \"'“”‘’「」,，")
@@ -162,7 +165,11 @@ def category(value: str) -> str | None:
 
 
 def _preference(kind: str, value: str, subject: Subject, zh: bool, confidence: float) -> FactMatch | None:
+    if re.search(r"@|https?://|www\.", value):
+        return None  # "I no longer use old@example.com" is about an address, not a taste
     cleaned = _clean_value(value, zh, keep_and=True)
+    if not zh:
+        cleaned = re.sub(r"^being\s+", "", cleaned, flags=re.I)
     if not _value_ok(cleaned, zh, max_words=6):
         return None
     if zh:
@@ -242,16 +249,18 @@ def _subject(match: re.Match, sentence: str, speaker: Subject, zh: bool) -> Subj
 
 _V = r"(?P<val>(?:[^,.;!?\n]|(?<=\d)[.,](?=\d)|\.(?=\w))+)"
 _BE = r"(?:'m|’m|'s|’s|'re|\s+am|\s+is|\s+are)"
-_ADV = r"(?:\s+(?:also|now|currently|still|really|actually|severely|very|deathly|mostly|usually|definitely|absolutely|" \
-       r"totally|much|just|recently|finally|always))*"
+_ADV = r"(?:\s+(?:also|now|still|very|much|just|always|[a-z]+ly))*"
 _OCC = "|".join(re.escape(o) for o in OCCUPATIONS)
 _EN_PREDICATES: list[tuple[str, str]] = [
     ("allergy", _BE + _ADV + r"\s+(?P<neg>no\s+longer\s+|not\s+)?allergic\s+to\s+" + _V),
     ("allergy", r"\s+(?:has|have)\s+(?:an?\s+)?(?:severe\s+|serious\s+|bad\s+)?(?P<val>[a-z]+(?:\s[a-z]+)?)\s+allergy\b"),
     ("location", r"(?:" + _ADV + r"\s+(?:live|lives|reside|resides)|" + _BE + _ADV + r"\s+(?:living|based|located))\s+in\s+" + _V),
-    ("location", r"(?:'ve|’ve|'s|\s+have|\s+has)?" + _ADV + r"\s+moved\s+to\s+" + _V),
+    # "Rahul finally packed up and moved to Copenhagen."
+    ("location", r"(?:'ve|’ve|'s|\s+have|\s+has)?" + _ADV + r"(?:\s+[a-z]+){0,3}?(?:\s+and)?\s+moved\s+to\s+" + _V),
     ("moving", _BE + _ADV + r"\s+(?:moving|relocating)\s+to\s+" + _V),
     ("employer", r"(?:" + _ADV + r"\s+(?:work|works)|" + _BE + _ADV + r"\s+working)\s+(?:at|for)\s+" + _V),
+    ("employer", r"(?:'ve|’ve|\s+have|\s+has)?" + _ADV + r"\s+(?:started|joined|start|started working)\s+(?:at|with)\s+" + _V),
+    ("not_employer", _ADV + r"\s+(?:no longer|don't|do not|doesn't|does not)\s+(?:work|works)\s+(?:at|for)\s+" + _V),
     ("occupation", _BE + _ADV + r"\s+an?\s+(?P<val>(?:[a-z\-]+\s+)?(?:" + _OCC + r"))\b"),
     ("age", _BE + r"\s+(?P<val>\d{1,3})\s+(?:years old|yo|year-old)\b"),
     ("diet", _BE + _ADV + r"\s+(?:a\s+)?(?P<val>vegetarian|vegan|pescatarian|gluten-free|keto)\b"),
@@ -260,7 +269,7 @@ _EN_PREDICATES: list[tuple[str, str]] = [
     ("dislike", _ADV + r"\s+(?:hate|hates|dislike|dislikes|can't stand|can’t stand|cannot stand|detest|detests)\s+" + _V),
     ("like", _ADV + r"\s+(?:do\s+|does\s+)?(?P<verb>prefer|prefers|like|likes|love|loves|enjoy|enjoys|adore|adores)\s+" + _V),
     ("prefer", r"(?:'d|’d|\s+would)\s+rather\s+(?:have\s+|use\s+|drink\s+|eat\s+|take\s+|get\s+|go with\s+)?" + _V),
-    ("prefer", r"(?:'ve|’ve|\s+have|\s+has)\s+switched\s+to\s+" + _V),
+    ("prefer", r"(?:'ve|’ve|\s+have|\s+has)?" + _ADV + r"\s+switched\s+to\s+" + _V),
 ]
 _EN_RULES = [(kind, re.compile(_SUBJ_EN + r"(?i:" + predicate + r")")) for kind, predicate in _EN_PREDICATES]
 _EN_NAME_RULES = [
@@ -273,6 +282,17 @@ _EN_ATTRIBUTE_RULES = [
                r"changed to|has changed,?\s*(?:it's|it is)|changed,?\s*(?:it's|it is|to))\s+" + _V),
     re.compile(r"\b(?i:please\s+)?(?i:change|update|set|switch)\s+(?P<own>my|our)\s+(?P<attr>[a-z][a-z' \-]{1,40}?)\s+to\s+" + _V),
 ]
+# E-mails and sites said without "my email is": "reach me at ...", "new email
+# address, by the way: ...", "write to ... instead", "my blog, https://...".
+_EN_EMAIL_RULES = [
+    re.compile(r"\b(?i:reach|write to|email|e-mail|mail|contact) me (?i:at|on|via)\s+(?P<val>[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+)"),
+    re.compile(r"\b(?i:(?:my|new|the new) e-?mail(?: address)?|e-?mail address)\b[^@.;!?]{0,40}?"
+               r"(?P<val>[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+)"),
+    re.compile(r"\b(?i:write|send (?:it|them|things|mail|emails?)) to\s+(?P<val>[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+)\s+(?i:instead|now|from now on)"),
+]
+_EN_SITE_RULE = re.compile(r"\b(?i:my|our)\s+(?:own\s+|new\s+|personal\s+)?(?i:site|website|blog|page|portfolio|homepage)\b"
+                           r"[^.;!?]{0,40}?(?P<val>https?://[^\s,;!?]+[^\s,;!?.)])|"
+                           r"\b(?i:put|posted|posting|writing) [^.;!?]{0,40}?\bonline at\s+(?P<val2>https?://[^\s,;!?]+[^\s,;!?.)])")
 _EN_RELATION_RULE = re.compile(r"\b(?P<own>[Mm]y|[Oo]ur)\s+(?P<rel>" + _REL_EN + r")\s*,?\s+(?P<relname>[A-Z][a-z]+)\b")
 _ATTR_TAIL = re.compile(r"\s+(?:lately|these days|now|right now|at the moment|currently|nowadays)$")
 
@@ -332,6 +352,8 @@ def _attribute_fact(attr: str, raw: str, subject: Subject, zh: bool, tail: str) 
     elif part == "address":
         tail = re.split(r"[，。！？；]", tail)[0] if zh else re.sub(r"[.!?]+$", "", tail.strip())
         value = _clean_value(tail, zh, keep_and=True, keep_article=True)
+        if not zh and not re.search(r"\d", value):
+            return None  # "my place is a mess" is no address
     else:
         value = _clean_value(raw, zh, keep_time=True, keep_article=kind == "attribute")
         if part in {"budget", "age", "birthday", "deadline"} and not re.search(r"\d|[一二三四五六七八九十百千万]", value):
@@ -349,8 +371,12 @@ def _plain_value(value: str, zh: bool) -> bool:
     clause ("4242", "a red Vespa"; not "that it will rain", "going well")."""
     if zh:
         return not _ZH_NOT_OBJECT.match(value) and len(value) <= 20
-    return len(value.split()) <= 5 and not _EN_NOT_OBJECT.match(value) and not _EN_CLAUSE_VERB.search(value) \
-        and not re.search(r"\b\w+ing\b", value)
+    if len(value.split()) > 5 or _EN_NOT_OBJECT.match(value) or _EN_CLAUSE_VERB.search(value) \
+            or re.search(r"\b\w+ing\b", value):
+        return False
+    # One plain word is a state ("sealed", "broken"), not a value; a number,
+    # a name or a described thing ("a red Vespa") is.
+    return len(value.split()) > 1 or bool(re.search(r"\d|[A-Z@/]", value))
 
 
 def _relation(rel: str, raw: str, subject: Subject, zh: bool) -> FactMatch | None:
@@ -378,6 +404,16 @@ def _en_facts(sentence: str, speaker: Subject) -> list[FactMatch]:
                                       sentence[match.start("val"):])
                 if fact:
                     found.append(fact)
+        for rule in _EN_EMAIL_RULES:
+            match = rule.search(sentence)
+            if match:
+                found.append(_fact("attribute", f"{speaker.key}.email", match.group("val"), speaker, False,
+                                   importance=0.85, confidence=0.85, label=("email", "邮箱")))
+                break
+        site = _EN_SITE_RULE.search(sentence)
+        if site:
+            found.append(_fact("attribute", f"{speaker.key}.website", site.group("val") or site.group("val2"), speaker,
+                               False, importance=0.7, confidence=0.85, label=("website", "网站")))
         for match in _EN_RELATION_RULE.finditer(sentence):
             if match.group("relname") not in NOT_NAMES:
                 fact = _relation(match.group("rel").lower(), match.group("relname"), speaker, False)
@@ -413,11 +449,14 @@ def _en_predicate(kind: str, match: re.Match, subject: Subject) -> FactMatch | N
             return None
         part = "location" if kind == "location" else "moving_to"
         return _fact(kind, f"{subject.key}.{part}", value, subject, False, confidence=0.9 if subject.speaker else 0.8)
-    if kind in {"employer", "occupation", "age"}:
+    if kind in {"employer", "not_employer", "occupation", "age"}:
         value = _clean_value(raw, False)
         if not _value_ok(value, False, max_words=6) or _EN_NOT_OBJECT.match(value):
             return None
-        return _fact(kind, f"{subject.key}.{kind}", value, subject, False)
+        if kind != "occupation" and kind != "age" and not re.search(r"\b[A-Z0-9]", value):
+            return None  # an employer has a name: "I work at Acme", not "I work at home"
+        part = "employer" if kind == "not_employer" else kind
+        return _fact(kind, f"{subject.key}.{part}", value, subject, False)
     if kind == "diet":
         return _fact("diet", f"{subject.key}.preference.diet", raw.lower(), subject, False, confidence=0.85)
     if kind == "negated":
@@ -477,7 +516,9 @@ def _zh_facts(sentence: str, speaker: Subject) -> list[FactMatch]:
                              confidence=0.9) if value else None
             else:
                 value = _clean_value(groups["val"], True)
-                if not _value_ok(value, True):
+                if kind in {"occupation", "employer"}:
+                    value = _ZH_REMARK.sub("", value)
+                if not _value_ok(value, True) or len(value) < 2:
                     continue
                 fact = _fact(kind, f"{subject.key}.{kind}", value, subject, True, confidence=0.9)
             if fact is not None:
@@ -492,6 +533,21 @@ _EN_CORRECTION = re.compile(r"\b(changed my mind|change of plans?|on second thou
 _ZH_CORRECTION = re.compile(r"(改主意|改成|换成|改为|而不是|还是换|不要了)")
 _EN_OLD_VALUE = re.compile(r"\b(?:instead of|rather than|not)\s+(?:the\s+|a\s+|an\s+)?[\w\- ]+?(?=[,.;!?]|$)", re.I)
 _ZH_OLD_VALUE = re.compile(r"(?:而不是|不要|不是)[^，。！？；,]*")
+
+
+_EN_TOPIC = re.compile(r"\bchanged my mind (?:about|on) (?:the |my |our )?([a-z]+(?: [a-z]+)?)", re.I)
+
+
+def _topic_category(topic: str) -> str | None:
+    """The category a topic names ("seats" -> seat, "coffee" -> drink)."""
+    for word in (topic.lower(), topic.lower().split()[-1]):
+        singular = re.sub(r"(?<=[a-z])s$", "", word)
+        if singular in CATEGORIES:
+            return singular
+        found = category(word)
+        if found:
+            return found
+    return None
 
 
 def match_correction(sentence: str, speaker: Subject) -> FactMatch | None:
@@ -517,6 +573,11 @@ def match_correction(sentence: str, speaker: Subject) -> FactMatch | None:
     if best is None:
         return None
     _, name, surface = best
+    # "changed my mind about the kitchen: sage green" speaks of a kitchen, not
+    # of a favourite colour: the topic, when named, must be the category's.
+    topic = _EN_TOPIC.search(sentence) if not zh else None
+    if topic and _topic_category(topic.group(1)) != name:
+        return None
     value = surface.strip()
     return _fact("prefer", f"{speaker.key}.preference.{name}", value, speaker, zh, confidence=0.75)
 

@@ -23,7 +23,7 @@ DEADLINE_RE = re.compile(
     re.I,
 )
 _ZH_DEADLINE_RE = re.compile(
-    r"(之前|以前|前|截止|到期|明天|今晚|后天|下周|本周|这周|月底|周[一二三四五六日天]|星期[一二三四五六日天]|\d{1,2}[月号日])"
+    r"(之前|以前|(?<=[\d日号天周末底点一二三四五六七八九十])前|截止|到期|明天|今晚|后天|下周|本周|这周|月底|周[一二三四五六日天]|星期[一二三四五六日天]|\d{1,2}[月号日])"
 )
 
 _EN_TASK = re.compile(
@@ -45,10 +45,14 @@ _EN_NOT_TASK = re.compile(
     r"suggest|recommend|tell me|show me|let me know|help|give me|go|stay|eat|sleep|run|find|look up|look for|"
     r"search|compare|list|check|what|which|how|where|when|why)\b", re.I,
 )
+# Asked to be reminded: a task whatever its date. "记得" / "帮我" / "我得" are
+# also said of things done at once ("帮我写一句...") and open a task only with
+# a date in it.
 _ZH_TASK = re.compile(
-    r"(?:请提醒我|提醒我|记得|别忘了|不要忘了|不要忘记|帮我记一下|请帮我|帮我|(?<!不)需要|我得|待办[:：]?|TODO[:：]?)"
-    r"(?P<task>[^。！？!?\n]{2,60})"
+    r"(?:请提醒我|提醒我|别忘了|不要忘了|不要忘记|帮我记一下|帮我记着|待办[:：]?|TODO[:：]?)(?P<task>[^。！？!?\n]{2,60})"
 )
+_ZH_WEAK_TASK = re.compile(r"(?:记得|请帮我|帮我|(?<!不)需要|我得)(?P<task>[^。！？!?\n]{2,60})")
+_ZH_FILLER_CLAUSE = re.compile(r"^(?:记着|记住|一下|一声|好的?|我|你|哦|啊)?$")
 _ZH_REQUEST = re.compile(r"(?:请你?|麻烦你?|能不能|可以)(?P<task>[^。！？!?\n]{2,60})")
 _ZH_NOT_TASK = re.compile(r"^(一下|看看|想想|知道|解释|问问)")
 
@@ -57,9 +61,26 @@ def has_deadline(text: str) -> bool:
     return bool(DEADLINE_RE.search(text) or _ZH_DEADLINE_RE.search(text))
 
 
+def _clean_zh_task(task: str) -> str:
+    """The clauses of a Chinese task up to its date: "，医院很难约" (a reason)
+    and "，不然我肯定忘" (a remark) are not the task."""
+    clauses = [c.strip() for c in re.split(r"[，,；;]", task)]
+    clauses = [c for c in clauses if c]
+    while clauses and _ZH_FILLER_CLAUSE.match(clauses[0]):
+        clauses.pop(0)
+    if not clauses:
+        return ""
+    end = 0
+    if not _ZH_DEADLINE_RE.search(clauses[0]):
+        end = next((i for i, c in enumerate(clauses) if _ZH_DEADLINE_RE.search(c)), 0)
+    return "，".join(clauses[: end + 1])
+
+
 def _clean_task(task: str, zh: bool) -> str | None:
     task = collapse_space(task).strip(" ，,.;；:：")
-    if not zh:
+    if zh:
+        task = _clean_zh_task(task)
+    else:
         # "book Casa do Barao by Friday, it fills up fast": the reason after the
         # comma is not part of the task.
         head, _, rest = task.partition(", ")
@@ -79,6 +100,11 @@ def match_task(sentence: str) -> str | None:
     match = (_ZH_TASK if zh else _EN_TASK).search(sentence)
     if match:
         return _clean_task(match.group("task"), zh)
+    if zh:
+        weak = _ZH_WEAK_TASK.search(sentence)
+        task = _clean_task(weak.group("task"), zh) if weak else None
+        if task and _ZH_DEADLINE_RE.search(task):
+            return task
     request = (_ZH_REQUEST if zh else _EN_REQUEST).search(sentence)
     if request and has_deadline(request.group("task")):
         return _clean_task(request.group("task"), zh)

@@ -17,7 +17,7 @@ ATTRIBUTES = {
     "phone": "phone", "phone number": "phone", "mobile": "phone", "mobile number": "phone", "cell": "phone",
     "cell number": "phone", "number": "phone", "电话": "phone", "手机": "phone", "手机号": "phone", "电话号码": "phone",
     "手机号码": "phone",
-    "address": "address", "home address": "address", "shipping address": "address", "地址": "address",
+    "address": "address", "home address": "address", "place": "address", "flat": "address", "apartment": "address", "shipping address": "address", "地址": "address",
     "住址": "address", "家庭住址": "address",
     "birthday": "birthday", "birth date": "birthday", "date of birth": "birthday", "生日": "birthday",
     "city": "location", "hometown": "hometown", "家乡": "hometown", "老家": "hometown", "城市": "location",
@@ -40,6 +40,8 @@ NOT_ATTRIBUTES = frozenset([
     "feeling", "feelings", "worry", "experience", "story", "favorite", "favourite", "bet", "gut", "mind", "vote",
     "impression", "understanding", "recommendation", "choice", "preference", "request", "job", "work", "fear",
     "hunch", "excuse", "attempt", "way", "thing", "stuff", "god", "gosh", "bad luck", "first time", "last time",
+    "lips", "lip", "eyes", "hands", "feet", "legs", "back", "stomach", "mouth", "ears", "nose", "knees", "arms",
+    "schedule", "calendar", "inbox", "bad", "treat", "fault", "apology", "pleasure",
     "问题", "意思", "想法", "看法", "错", "代码", "计划", "感觉", "建议",
 ])
 # How a summary in the other language names an attribute.
@@ -156,14 +158,14 @@ NOT_NAMES = frozenset(
 EN_TEMPLATES = {
     "name": "{s}'s name is {v}", "location": "{s} lives in {v}", "moving": "{s} is moving to {v}",
     "employer": "{s} works at {v}", "occupation": "{s} works as {v}", "age": "{s} is {v} years old",
-    "allergy": "{s} is allergic to {v}", "not_allergic": "{s} is no longer allergic to {v}",
+    "allergy": "{s} is allergic to {v}", "not_allergic": "{s} is no longer allergic to {v}", "not_employer": "{s} no longer works at {v}",
     "prefer": "{s} prefers {v}", "like": "{s} likes {v}", "dislike": "{s} dislikes {v}",
     "no_longer": "{s} no longer likes {v}", "diet": "{s}'s diet: {v}", "attribute": "{s}'s {a} is {v}",
     "relation": "{s}'s {a} is {v}",
 }
 ZH_TEMPLATES = {
     "name": "{s}叫{v}", "location": "{s}住在{v}", "moving": "{s}要搬到{v}", "employer": "{s}在{v}工作",
-    "occupation": "{s}是{v}", "age": "{s}今年{v}岁", "allergy": "{s}对{v}过敏", "not_allergic": "{s}不再对{v}过敏",
+    "occupation": "{s}是{v}", "age": "{s}今年{v}岁", "allergy": "{s}对{v}过敏", "not_allergic": "{s}不再对{v}过敏", "not_employer": "{s}不再在{v}工作",
     "prefer": "{s}喜欢{v}", "like": "{s}喜欢{v}", "dislike": "{s}不喜欢{v}", "no_longer": "{s}不再喜欢{v}",
     "diet": "{s}饮食：{v}", "attribute": "{s}的{a}是{v}", "relation": "{s}的{a}是{v}",
 }
@@ -171,7 +173,7 @@ ZH_TEMPLATES = {
 # can hurt them first, tastes last.
 IMPORTANCE = {
     "name": 0.9, "allergy": 0.9, "not_allergic": 0.85, "diet": 0.8, "location": 0.8, "moving": 0.7,
-    "employer": 0.75, "occupation": 0.75, "age": 0.65, "relation": 0.75, "prefer": 0.65, "like": 0.55,
+    "employer": 0.75, "not_employer": 0.7, "occupation": 0.75, "age": 0.65, "relation": 0.75, "prefer": 0.65, "like": 0.55,
     "dislike": 0.55, "no_longer": 0.6,
 }
 ATTRIBUTE_IMPORTANCE = {
