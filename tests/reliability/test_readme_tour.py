@@ -1,0 +1,108 @@
+"""The README's tour runs top to bottom as written.
+
+Every ```sh block of README.md after the set-up commands (`make run` /
+`make test`, which this suite is already inside) runs in one bash session
+against a live server, with the credentials file and the address the README
+names pointed at this test's. `curl` fails the tour on any HTTP error, so a
+step that answers 404 (a conversation an earlier step deleted, say) breaks
+it. A request line longer than gunicorn's default limit, sent to a real
+gunicorn with the project's config, answers in the JSON error shape."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from tests.factories import WorkspaceFactory, make_api_key
+
+README = Path(settings.BASE_DIR) / "README.md"
+README_ADDRESS = "http://127.0.0.1:8000"
+README_CREDENTIALS = "var/demo-credentials.txt"
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def tour_blocks() -> list[str]:
+    blocks = re.findall(r"^```sh\n(.*?)^```", README.read_text(), flags=re.M | re.S)
+    return [block for block in blocks if not re.search(r"^make (run|test)\b", block, flags=re.M)]
+
+
+def test_the_readme_has_a_tour():
+    blocks = tour_blocks()
+    assert len(blocks) >= 2
+    assert any("/context" in block for block in blocks)
+    assert any("memory_scopes/compact" in block for block in blocks)
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the tour uses curl")
+def test_readme_tour_runs_against_a_live_server(live_server, tmp_path):
+    workspace = WorkspaceFactory(name="Demo", slug="demo")
+    raw_key = make_api_key(workspace, name="demo")
+    credentials = tmp_path / "demo-credentials.txt"
+    credentials.write_text(f"Workspace:  Demo ({workspace.pk})\nAPI key:    {raw_key}\n")
+    script = "\n".join(tour_blocks())
+    script = script.replace(README_CREDENTIALS, str(credentials)).replace(README_ADDRESS, live_server.url)
+    prelude = (
+        "set -euo pipefail\nshopt -s inherit_errexit\n"
+        # Any HTTP error fails the step (and so the tour), body still shown.
+        "curl() { command curl --fail-with-body --max-time 30 \"$@\"; }\n"
+    )
+    result = subprocess.run(
+        ["bash", "-c", prelude + script], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    assert result.returncode == 0, f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-3000:]}"
+    out = result.stdout
+    assert re.search(r"\}202$", out, flags=re.M)  # the manual compact was queued
+    last = json.loads(out.strip().splitlines()[-1])  # the context, the tour's last step
+    assert "data" in last
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
+def test_gunicorn_answers_a_long_request_line_in_the_json_error_shape(tmp_path):
+    port = _free_port()
+    gunicorn = Path(sys.executable).with_name("gunicorn")
+    server = subprocess.Popen(
+        [str(gunicorn), "-c", "memory_project/gunicorn.conf.py", "memory_project.wsgi", "--bind", f"127.0.0.1:{port}",
+         "--workers", "1"],
+        cwd=settings.BASE_DIR,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(150):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        # 5,000 bytes: over gunicorn's default 4,094, under the service's limit.
+        allowed = subprocess.run(
+            ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", f"http://127.0.0.1:{port}/healthz?pad={'x' * 5000}"],
+            capture_output=True, text=True, timeout=30,
+        )
+        assert allowed.stdout == "200"
+        refused = subprocess.run(
+            ["curl", "-s", "-w", "\n%{http_code}", f"http://127.0.0.1:{port}/v1/memories?q={'x' * 20000}"],
+            capture_output=True, text=True, timeout=30,
+        )
+        body, _, status = refused.stdout.rpartition("\n")
+        assert status == "414"
+        assert json.loads(body)["error"]["type"] == "invalid_request_error"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
