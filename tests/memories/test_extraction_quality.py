@@ -226,6 +226,20 @@ def test_facts_come_from_both_speakers_and_about_third_parties():
     ("My locker code is 4242.", "user.locker_code", "User's locker code is 4242"),
     ("I prefer trains over flights when I travel.", "user.preference.transport", "User prefers trains"),
     ("我老婆对花生过敏。", "user.wife.allergy.花生", "用户的老婆对花生过敏"),
+    ("Kofi is seriously allergic to tree nuts, so no nuts this weekend.", "person.kofi.allergy.tree_nuts",
+     "Kofi is allergic to tree nuts"),
+    ("Rahul finally packed up and moved to Copenhagen.", "person.rahul.location", "Rahul lives in Copenhagen"),
+    ("You can always reach me at hollowtree88@aol.com.", "user.email", "User's email is hollowtree88@aol.com"),
+    ("New email address, by the way: sunny.hollis@fastmail.com.", "user.email",
+     "User's email is sunny.hollis@fastmail.com"),
+    ("I no longer use old@aol.com; write to m.ferris@pm.me instead.", "user.email", "User's email is m.ferris@pm.me"),
+    ("I finally put my recipes online at https://trailnotes.net/rosa if you want.", "user.website",
+     "User's website is https://trailnotes.net/rosa"),
+    ("I started at Lumen Health last week.", "user.employer", "User works at Lumen Health"),
+    ("Actually I switched to being vegetarian, vegan got too hard.", "user.preference.diet", "User's diet: vegetarian"),
+    ("For the invitation, our place is 221 Alder Street, apartment 3B.", "user.address",
+     "User's address is 221 Alder Street, apartment 3B"),
+    ("今天又加班到九点，在筑境设计院做建筑设计师真的太累了。", "user.occupation", "用户是建筑设计师"),
 ])
 def test_facts_about_the_speaker_and_the_people_they_name(sentence, key, content):
     facts = {f.key: f.content for f in match_facts(sentence)}
@@ -236,6 +250,8 @@ def test_facts_about_the_speaker_and_the_people_they_name(sentence, key, content
     "I thought Nate would never hike, right?", "I like your idea.", "I'd like a hotel.", "I love that!",
     "My question is whether it rains.", "I'm Canadian.", "Chiado sounds good.", "Porto is 3 hours by train.",
     "My day is going well.", "I'm living in fear of the exam.", "Sam gets up a lot.", "My guess is Tuesday.",
+    "My lips are sealed.", "My place is a mess.", "I work at home.",
+    "I changed my mind about the kitchen, we're going with sage green rather than sunflower yellow.",
 ])
 def test_no_junk_facts(sentence):
     assert match_facts(sentence) == []
@@ -305,6 +321,10 @@ def test_no_longer_keeps_its_own_key_when_nothing_said_that_value():
     ("Can you find flights on June 3?", None),
     ("Please change my email to maya@example.org.", None),
     ("请提醒我周五之前提交季度报告。", "周五之前提交季度报告"),
+    ("记得提醒我1月17日前给猫预约打疫苗，医院很难约。", "1月17日前给猫预约打疫苗"),
+    ("帮我记着，3月17日之前要订好生日蛋糕。", "3月17日之前要订好生日蛋糕"),
+    ("帮我写一句婉拒会议的话。", None),
+    ("点外卖的时候记得备注，我一碰虾就起疹子。", None),
 ])
 def test_requests_with_a_deadline_open_loops(sentence, task):
     assert match_task(sentence) == task
