@@ -19,6 +19,7 @@ from django.db.models import Min
 from accounts.actors import Actor
 from memories.models import MemoryItem, MemoryJob, MemoryStore, MemoryType, MemoryVersion, Scope, VersionOperation
 from memories.services import item_rules as rules
+from memories.services.stores import lock_writable_stores_of
 from memories.services.versioning import (
     SNAPSHOT_FIELDS,
     content_fingerprint,
@@ -302,6 +303,7 @@ def memory_item_restore(*, workspace, actor: Actor, memory_id: str, version_id: 
             raise ConflictError(f"Version '{version_id}' was redacted; its content is gone.")
         if version.operation == VersionOperation.DELETED or version.content is None:
             raise ConflictError(f"Version '{version_id}' records a deletion; restore an earlier version.")
+        lock_writable_stores_of(workspace=workspace, memory_ids=[memory_id])
         item = lock_memory_items(workspace=workspace, ids=[memory_id]).get(memory_id)
         attributes = dict(version.attributes)
         job_id = attributes.pop("source_job_id", None)
@@ -364,6 +366,7 @@ def memory_redact_and_replace(
     admin's "redact and replace"; works for store documents too (path kept)."""
     new_content = rules.clean_content(content)
     with transaction.atomic():
+        lock_writable_stores_of(workspace=workspace, memory_ids=[memory_id])
         item = lock_memory_item(workspace=workspace, memory_id=memory_id)
         check_preconditions(item, expected_version=expected_version, expected_content_sha256=None)
         if new_content == item.content:

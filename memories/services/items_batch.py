@@ -19,6 +19,7 @@ from django.utils import timezone
 from accounts.actors import Actor
 from memories.models import LifecycleStatus, MemoryItem, VersionOperation
 from memories.services import item_rules as rules
+from memories.services.stores import lock_writable_stores_of
 from memories.services.versioning import lock_memory_items, memories_released_since_review, versions_record_bulk
 from memory_project.errors import ValidationError
 
@@ -63,6 +64,7 @@ def _set_states(
         return memory_id not in released
 
     with transaction.atomic():
+        lock_writable_stores_of(workspace=workspace, memory_ids=ids)
         locked = lock_memory_items(workspace=workspace, ids=ids)
         for memory_id in ids:
             item = locked.get(memory_id)

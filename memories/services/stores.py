@@ -1,20 +1,23 @@
 """Writes of memory stores: create, update, archive, delete, and the store lock.
 
 An archived store is read-and-delete only: updating it or writing its memories
-fails with 400 `invalid_request_error` (what the `anthropic` SDK documents for
-an archived store); reading, deleting memories, redacting versions and deleting
-the store still work.
+(through the stores API, or through the memory-item routes that reach store
+documents: batch status, restore, redact-and-replace) fails with 400
+`invalid_request_error` (what the `anthropic` SDK documents for an archived
+store); reading, deleting memories, redacting versions and deleting the store
+still work.
 """
 
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
-from memories.models import MemoryStore
+from memories.models import MemoryItem, MemoryStore
 from memory_project.errors import NotFoundError, ValidationError
 
 MAX_NAME_CHARS = 255
@@ -41,6 +44,22 @@ def lock_memory_store(*, workspace, store_id: str) -> MemoryStore:
 def ensure_store_writable(store: MemoryStore) -> None:
     if store.archived_at is not None:
         raise ValidationError(f"Memory store '{store.pk}' is archived: it can be read and deleted, not written.")
+
+
+def lock_writable_stores_of(*, workspace, memory_ids: Iterable[str]) -> None:
+    """For writes that reach store documents from outside the stores API (batch
+    status, restore, redact-and-replace): lock the stores of these memories and
+    refuse (ValidationError) if one is archived. One statement, which finds no
+    row for ordinary items. Call inside `transaction.atomic()`, before locking
+    the memories: store writes lock the store first, then its memory, and so
+    must everyone else."""
+    stores = MemoryStore.objects.select_for_update().filter(
+        pk__in=MemoryItem.objects.filter(workspace=workspace, pk__in=list(memory_ids), store__isnull=False).values(
+            "store_id"
+        )
+    ).order_by("pk")
+    for store in stores:
+        ensure_store_writable(store)
 
 
 def _clean_name(name: Any) -> str:
