@@ -501,6 +501,8 @@ def _stem(word: str) -> str:
             break
     if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
         word = word[:-1]  # "running" -> "runn" -> "run"
+    if len(word) > 3 and word.endswith("e"):
+        word = word[:-1]  # "race", "races", "raced", "racing" -> "rac"
     return word
 
 
