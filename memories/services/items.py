@@ -282,6 +282,17 @@ def memory_item_delete(
     return memory_id
 
 
+def _check_path_free(item: MemoryItem) -> None:
+    """A restored document's path must be free in its store. Checked before the
+    write, under the store lock, rather than left to the unique index: a failed
+    INSERT or UPDATE is logged by PostgreSQL with its statement, and so with
+    the memory's content."""
+    if item.store_id is None or not item.path:
+        return
+    if MemoryItem.objects.filter(store_id=item.store_id, path=item.path).exclude(pk=item.pk).exists():
+        raise ConflictError(f"Path '{item.path}' is taken by another memory in this store.")
+
+
 def memory_item_restore(*, workspace, actor: Actor, memory_id: str, version_id: str) -> MemoryItem:
     """Bring back the content and fields of one version as a new version.
 
@@ -292,11 +303,11 @@ def memory_item_restore(*, workspace, actor: Actor, memory_id: str, version_id: 
     taken meanwhile is a 409 too. Restoring never approves a pending memory.
     """
     with transaction.atomic():
-        version = (
-            MemoryVersion.objects.select_for_update()
-            .filter(workspace=workspace, memory_id=memory_id, pk=version_id)
-            .first()
-        )
+        # Every version of the memory, locked in key order: two restores of one
+        # deleted memory (from different versions) queue here rather than race
+        # to re-insert its row.
+        versions = MemoryVersion.objects.select_for_update().filter(workspace=workspace, memory_id=memory_id)
+        version = next((row for row in versions.order_by("pk") if row.pk == version_id), None)
         if version is None:
             raise NotFoundError(f"No version '{version_id}' of memory '{memory_id}'.")
         if version.redacted_at is not None:
@@ -323,6 +334,7 @@ def memory_item_restore(*, workspace, actor: Actor, memory_id: str, version_id: 
                     # Restoring content never approves: the memory keeps its review state.
                     item.status, item.lifecycle_status = before
             item.path = version.path if item.scope == Scope.STORE else item.path
+            _check_path_free(item)
             _set_content(item, version.content, token_count_estimate=attributes.get("token_count_estimate"))
             item.version += 1
             try:
@@ -338,6 +350,7 @@ def memory_item_restore(*, workspace, actor: Actor, memory_id: str, version_id: 
                 raise ConflictError("The memory's store is gone or archived; it cannot be restored.")
         latest = MemoryVersion.objects.filter(workspace=workspace, memory_id=memory_id).order_by("-version").first()
         item = MemoryItem(id=memory_id, workspace=workspace, store_id=version.store_id, path=version.path, **attributes)
+        _check_path_free(item)
         item.source_job_id = job_id
         _set_content(item, version.content, token_count_estimate=attributes.get("token_count_estimate"))
         item.version = latest.version + 1
