@@ -65,6 +65,27 @@ def append_message(
     return with_idempotency_key(call, idempotency_key)
 
 
+def append_messages(
+    *,
+    conversation_id: str,
+    messages: list[dict[str, Any]],
+    user_id: str | None = None,
+    branch: str | None = None,
+    idempotency_key: str | None = None,
+) -> Call:
+    """Append up to 100 messages (`{"role", "content", "metadata"?, "idempotency_key"?}`)
+    in order, all or none, in one request; returns their ids. An `Idempotency-Key`
+    is sent (generated when not given): each message without its own key gets
+    `<key>:<index>`, so a retried batch is a replay, never a second copy."""
+    body: dict[str, Any] = {"messages": list(messages)}
+    for key, value in (("user_id", user_id), ("branch", branch)):
+        if value is not None:
+            body[key] = value
+    call = Call("POST", f"conversations/{seg(conversation_id)}/messages", json=body,
+                parse=lambda r: [item["message_id"] for item in data_of(r)])
+    return with_idempotency_key(call, idempotency_key)
+
+
 def get_messages_page(
     *, conversation_id: str, limit: int | None = None, order: str | None = None, after: str | None = None,
     before: str | None = None, branch: str | None = None,

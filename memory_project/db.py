@@ -33,14 +33,22 @@ def column(model: type[models.Model], name: str) -> str:
     return connection.ops.quote_name(model._meta.get_field(name).column)
 
 
-def insert_rows(objs: Sequence[models.Model], *, on_conflict_ignore: Sequence[str] | None = None) -> int:
+def insert_rows(
+    objs: Sequence[models.Model],
+    *,
+    on_conflict: Sequence[str] | None = None,
+    update: Sequence[str] = (),
+    update_where: str = "",
+) -> int:
     """INSERT `objs` (all of one model, primary keys set or auto) in as few
     statements as the parameter cap allows: one for any batch the API accepts.
 
     Fields with a Python default or `auto_now_add` must already be set on the
     objects (`Model()` fills defaults; set timestamps explicitly). With
-    `on_conflict_ignore` (the columns of a unique constraint) rows that collide
-    are skipped (`ON CONFLICT (...) DO NOTHING`). Returns the rows sent.
+    `on_conflict` (the fields of a unique constraint) a colliding row is
+    skipped, or, with `update`, overwrites those fields of the stored row
+    (where `update_where` holds, an SQL condition that may name `excluded.`).
+    Returns the rows sent.
     """
     if not objs:
         return 0
@@ -50,9 +58,13 @@ def insert_rows(objs: Sequence[models.Model], *, on_conflict_ignore: Sequence[st
     rows_per_statement = max(1, _params_cap() // per_row)
     names = ", ".join(connection.ops.quote_name(f.column) for f in fields)
     suffix = ""
-    if on_conflict_ignore:
-        target = ", ".join(column(model, name) for name in on_conflict_ignore)
-        suffix = f" ON CONFLICT ({target}) DO NOTHING"
+    if on_conflict:
+        target = ", ".join(column(model, name) for name in on_conflict)
+        if update:
+            sets = ", ".join(f"{column(model, name)} = excluded.{column(model, name)}" for name in update)
+            suffix = f" ON CONFLICT ({target}) DO UPDATE SET {sets}" + (f" WHERE {update_where}" if update_where else "")
+        else:
+            suffix = f" ON CONFLICT ({target}) DO NOTHING"
     placeholder = "(" + ", ".join(["%s"] * per_row) + ")"
     with connection.cursor() as cursor:
         for start in range(0, len(objs), rows_per_statement):

@@ -3,7 +3,8 @@
 An append is one short transaction of a handful of statements, whatever
 listens to it:
 
-1. (only with idempotency keys) one SELECT of the keys already used;
+1. (only with idempotency keys, before the transaction) one SELECT of the
+   keys already used;
 2. `UPDATE conversation ... WHERE message_count + n <= cap RETURNING id`: takes
    the conversation row lock, enforces the 10,000-message cap and moves the
    counters in one statement;
@@ -222,10 +223,12 @@ def _append(
     count = len(messages)
     tokens = sum(m.tokens for m in messages)
     now = timezone.now()
+    # A retry is answered by one read, outside any transaction; a key committed
+    # after this read makes the INSERT fail, which the caller turns into a replay.
+    replayed = _replays(workspace, external_id=external_id, branch_name=branch_name, messages=messages)
+    if replayed is not None:
+        raise _Replayed(replayed)
     with transaction.atomic():
-        replayed = _replays(workspace, external_id=external_id, branch_name=branch_name, messages=messages)
-        if replayed is not None:
-            raise _Replayed(replayed)
         conversation_id = _bump_conversation(
             workspace=workspace, external_id=external_id, count=count, now=now, user_id=user_id
         )
@@ -297,6 +300,7 @@ def messages_append(
     user_id: str | None = None,
     branch: str = MAIN_BRANCH,
     source: str = "api",
+    max_messages: int = MAX_MESSAGES_PER_BATCH,
 ) -> BatchAppendResult:
     """Append messages to a branch in order, all or none, creating the
     conversation when it is new.
@@ -307,14 +311,16 @@ def messages_append(
     every message carries a key the workspace already used for that same
     message, the earlier messages are returned (`created=False`) and nothing
     is written; a batch with some keys used and some not is a `ConflictError`.
+    `max_messages` is the API's batch size; a framework adapter whose protocol
+    adds more at once (still one transaction) may raise it.
     """
     external_id = validate_conversation_id(external_id)
     user_id = validate_user_id(user_id)
     branch_name = validate_branch_name(branch)
     if not messages:
         raise ValidationError("messages: must hold at least one message.")
-    if len(messages) > MAX_MESSAGES_PER_BATCH:
-        raise ValidationError(f"messages: at most {MAX_MESSAGES_PER_BATCH} per request.")
+    if len(messages) > max_messages:
+        raise ValidationError(f"messages: at most {max_messages} per request.")
     keys = [m.idempotency_key for m in messages if m.idempotency_key is not None]
     if len(set(keys)) != len(keys):
         raise ValidationError("messages: idempotency keys must differ within a batch.")

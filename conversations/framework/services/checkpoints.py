@@ -7,18 +7,23 @@ regular writes (idx >= 0) are insert-or-ignore, special ones (idx < 0:
 error, interrupt, resume ...) overwrite.
 """
 
+# SQL here is built from model metadata (table and column names, quoted by the
+# backend); every value is a bound parameter.
+# ruff: noqa: S608
 from __future__ import annotations
 
 import base64
 import binascii
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
+from django.utils import timezone
 
 from accounts.models import Workspace
 from conversations.framework.services.common import clean_list, clean_text, contains_nul
 from conversations.models import Checkpoint, CheckpointWrite, Conversation, FrameworkSource
 from conversations.services import conversation_delete, conversation_get_or_create, validate_conversation_id
+from memory_project.db import column, fetch_one, insert_rows, table
 from memory_project.errors import ValidationError
 
 MAX_NS_BYTES = 512
@@ -63,6 +68,8 @@ def checkpoint_put(
     checkpoint: Any,
     metadata: Any,
 ) -> Checkpoint:
+    """Store a checkpoint, replacing one stored under the same (thread,
+    namespace, id): one upsert statement once the thread exists."""
     thread_id = clean_thread_id(thread_id)
     checkpoint_ns = clean_ns(checkpoint_ns)
     checkpoint_id = clean_text(checkpoint_id, field="checkpoint_id", max_bytes=MAX_ID_BYTES)
@@ -76,22 +83,53 @@ def checkpoint_put(
         raise ValidationError("metadata: must not contain NUL characters.")
     run_id = metadata.get("run_id")
     run_id = str(run_id)[:128] if run_id is not None else None
-    with transaction.atomic():
-        conversation = _thread(workspace=workspace, thread_id=thread_id)
-        row, _ = Checkpoint.objects.update_or_create(
-            conversation=conversation,
-            checkpoint_ns=checkpoint_ns,
-            checkpoint_id=checkpoint_id,
-            defaults={
-                "workspace": workspace,
-                "parent_checkpoint_id": parent_checkpoint_id,
-                "type": type_,
-                "checkpoint": data,
-                "metadata": metadata,
-                "run_id": run_id,
-            },
-        )
+    row = Checkpoint(
+        workspace=workspace,
+        checkpoint_ns=checkpoint_ns,
+        checkpoint_id=checkpoint_id,
+        parent_checkpoint_id=parent_checkpoint_id,
+        type=type_,
+        checkpoint=data,
+        metadata=metadata,
+        run_id=run_id,
+        created_at=timezone.now(),
+    )
+    # One statement is its own transaction: no BEGIN / COMMIT round trips
+    # around it while the thread exists.
+    row.pk = _upsert_checkpoint(row, thread_id=thread_id)
+    if row.pk is None:
+        with transaction.atomic():
+            # The thread's first checkpoint: its conversation is created first.
+            _thread(workspace=workspace, thread_id=thread_id)
+            row.pk = _upsert_checkpoint(row, thread_id=thread_id)
     return row
+
+
+# Columns a repeated put of the same checkpoint id overwrites (LangGraph's savers upsert).
+_CHECKPOINT_UPDATED = ("workspace", "parent_checkpoint_id", "type", "checkpoint", "metadata", "run_id")
+
+
+def _upsert_checkpoint(row: Checkpoint, *, thread_id: str) -> int | None:
+    """`INSERT ... SELECT ... ON CONFLICT DO UPDATE`: one statement, the
+    thread's conversation found by its id in the same statement. Returns the
+    row id, or None when the conversation does not exist yet."""
+    fields = [f for f in Checkpoint._meta.concrete_fields if not f.primary_key and f.name != "conversation"]
+    conversation = Conversation._meta
+    qn = connection.ops.quote_name
+    values = [f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields]
+    columns = ", ".join(qn(f.column) for f in fields)
+    updated = ", ".join(
+        f"{column(Checkpoint, name)} = excluded.{column(Checkpoint, name)}" for name in _CHECKPOINT_UPDATED
+    )
+    target = ", ".join(column(Checkpoint, name) for name in ("conversation", "checkpoint_ns", "checkpoint_id"))
+    sql = (
+        f"INSERT INTO {table(Checkpoint)} ({columns}, {column(Checkpoint, 'conversation')}) "
+        f"SELECT {', '.join(['%s'] * len(fields))}, c.{qn(conversation.pk.column)} FROM {table(Conversation)} c "
+        f"WHERE c.{column(Conversation, 'workspace')} = %s AND c.{column(Conversation, 'external_id')} = %s "
+        f"ON CONFLICT ({target}) DO UPDATE SET {updated} RETURNING {qn(Checkpoint._meta.pk.column)}"
+    )
+    found = fetch_one(sql, [*values, row.workspace_id, thread_id])
+    return found[0] if found else None
 
 
 def checkpoint_writes_put(
@@ -104,46 +142,60 @@ def checkpoint_writes_put(
     task_path: Any,
     writes: Any,
 ) -> int:
-    """Store a task's writes; `writes` is `[{"idx", "channel", "type", "value"}]`."""
+    """Store a task's writes; `writes` is `[{"idx", "channel", "type", "value"}]`.
+
+    One multi-row upsert: a regular write (idx >= 0) already stored is kept
+    (a replay), a special one (idx < 0) is overwritten."""
     thread_id = clean_thread_id(thread_id)
     checkpoint_ns = clean_ns(checkpoint_ns)
     checkpoint_id = clean_text(checkpoint_id, field="checkpoint_id", max_bytes=MAX_ID_BYTES)
     task_id = clean_text(task_id, field="task_id", max_bytes=128)
     task_path = clean_text("" if task_path is None else task_path, field="task_path", max_bytes=1024, allow_empty=True)
-    rows = []
-    for index, write in enumerate(clean_list(writes, field="writes", max_items=MAX_WRITES_PER_REQUEST)):
+    by_idx: dict[int, dict[str, Any]] = {}
+    cleaned = clean_list(writes, field="writes", max_items=MAX_WRITES_PER_REQUEST)
+    for index, write in enumerate(cleaned):
         if not isinstance(write, dict):
             raise ValidationError(f"writes[{index}]: must be an object.")
         idx = write.get("idx")
         if isinstance(idx, bool) or not isinstance(idx, int):
             raise ValidationError(f"writes[{index}].idx: must be an integer.")
-        rows.append(
-            {
-                "idx": idx,
-                "channel": clean_text(write.get("channel"), field=f"writes[{index}].channel", max_bytes=256),
-                "type": clean_text(write.get("type"), field=f"writes[{index}].type", max_bytes=64),
-                "value": decode_blob(write.get("value"), field=f"writes[{index}].value"),
-            }
-        )
-    if not rows:
+        row = {
+            "idx": idx,
+            "channel": clean_text(write.get("channel"), field=f"writes[{index}].channel", max_bytes=256),
+            "type": clean_text(write.get("type"), field=f"writes[{index}].type", max_bytes=64),
+            "value": decode_blob(write.get("value"), field=f"writes[{index}].value"),
+        }
+        # Within one request as across requests: the first regular write of an
+        # index stands, the last special one wins.
+        if idx < 0 or idx not in by_idx:
+            by_idx[idx] = row
+    if not by_idx:
         return 0
     with transaction.atomic():
-        conversation = _thread(workspace=workspace, thread_id=thread_id)
-        key = {"conversation": conversation, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id, "task_id": task_id}
-        existing = set(
-            CheckpointWrite.objects.filter(**key, idx__in=[row["idx"] for row in rows]).values_list("idx", flat=True)
+        conversation_id = (
+            Conversation.objects.filter(workspace=workspace, external_id=thread_id).values_list("pk", flat=True).first()
         )
-        for row in rows:
-            if row["idx"] in existing:
-                if row["idx"] >= 0:
-                    continue  # a replayed regular write: keep the first
-                CheckpointWrite.objects.filter(**key, idx=row["idx"]).update(
-                    task_path=task_path, channel=row["channel"], type=row["type"], value=row["value"]
-                )
-            else:
-                CheckpointWrite.objects.create(workspace=workspace, task_path=task_path, **key, **row)
-                existing.add(row["idx"])
-    return len(rows)
+        if conversation_id is None:
+            conversation_id = _thread(workspace=workspace, thread_id=thread_id).pk
+        rows = [
+            CheckpointWrite(
+                workspace=workspace,
+                conversation_id=conversation_id,
+                checkpoint_ns=checkpoint_ns,
+                checkpoint_id=checkpoint_id,
+                task_id=task_id,
+                task_path=task_path,
+                **row,
+            )
+            for row in by_idx.values()
+        ]
+        insert_rows(
+            rows,
+            on_conflict=("conversation", "checkpoint_ns", "checkpoint_id", "task_id", "idx"),
+            update=("task_path", "channel", "type", "value"),
+            update_where=f"excluded.{column(CheckpointWrite, 'idx')} < 0",
+        )
+    return len(cleaned)
 
 
 def _threads(*, workspace: Workspace, thread_ids: list[str]):

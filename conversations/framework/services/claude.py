@@ -18,7 +18,14 @@ from django.db import IntegrityError, transaction
 from accounts.models import Workspace
 from conversations.framework.services.common import clean_list, clean_text, now_ms
 from conversations.models import MAX_CONVERSATION_ID_BYTES, AgentSession, FrameworkSource, SessionEntry
-from conversations.services import conversation_delete, conversation_get_or_create, message_append
+from conversations.services import (
+    NewMessage,
+    conversation_delete,
+    conversation_get_or_create,
+    messages_append,
+    new_message,
+)
+from memory_project.db import insert_rows
 from memory_project.errors import PreconditionFailedError, ValidationError
 
 MAX_PROJECT_KEY_BYTES = 1024
@@ -179,25 +186,40 @@ def session_entries_append(
         ) if uuids else set()
         mtime = max(now_ms(), session.mtime_ms + 1)
         rows = []
+        mirrored_rows: list[SessionEntry] = []
+        mirrored_messages: list[NewMessage] = []
         for entry, text, uuid in cleaned:
             if uuid is not None:
                 if uuid in seen:
                     continue
                 seen.add(uuid)
-            message = None
+            row = SessionEntry(session=session, subpath=key.subpath, uuid=uuid, entry=text, mtime_ms=mtime)
+            rows.append(row)
             mirrored = None if key.subpath else _mirrored_message(entry)
             if mirrored is not None:
                 role, content = mirrored
-                message = message_append(
-                    workspace=workspace,
-                    external_id=session.conversation.external_id,
-                    role=role,
-                    content=content,
-                    metadata={"claude_entry_uuid": uuid, "claude_entry_type": entry["type"]},
-                    source=FrameworkSource.CLAUDE_AGENT_SDK,
-                ).message
-            rows.append(SessionEntry(session=session, subpath=key.subpath, uuid=uuid, entry=text, message=message, mtime_ms=mtime))
-        SessionEntry.objects.bulk_create(rows)
+                mirrored_rows.append(row)
+                mirrored_messages.append(
+                    new_message(
+                        role=role,
+                        content=content,
+                        metadata={"claude_entry_uuid": uuid, "claude_entry_type": entry["type"]},
+                        prefix=f"entries[{uuid or len(rows) - 1}].message.",
+                    )
+                )
+        if mirrored_messages:
+            # The transcript's user and assistant lines become messages in one
+            # batch append (one INSERT), in transcript order.
+            appended = messages_append(
+                workspace=workspace,
+                external_id=session.conversation.external_id,
+                messages=mirrored_messages,
+                source=FrameworkSource.CLAUDE_AGENT_SDK,
+                max_messages=MAX_ENTRIES_PER_APPEND,
+            ).messages
+            for row, message in zip(mirrored_rows, appended, strict=True):
+                row.message = message
+        insert_rows(rows)
         fields = []
         if not key.subpath:
             session.mtime_ms = mtime

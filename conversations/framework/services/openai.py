@@ -18,9 +18,10 @@ from conversations.framework.services.common import clean_list
 from conversations.models import MAIN_BRANCH, Conversation, FrameworkSource, Message, Role
 from conversations.services import (
     conversation_lock,
-    message_append,
     message_delete,
+    messages_append,
     messages_clear,
+    new_message,
     validate_conversation_id,
 )
 from memory_project.errors import ValidationError
@@ -68,27 +69,27 @@ def _clean_items(items: Any) -> list[dict[str, Any]]:
 def session_items_add(
     *, workspace: Workspace, session_id: str, items: Any, idempotency_key: str | None = None
 ) -> int:
-    """Append the items in order, all or none. With an idempotency key a retry
-    of the same batch writes nothing and reports the items it added the first time."""
+    """Append the items in order, all or none, as one batch append (one
+    INSERT). With an idempotency key a retry of the same batch writes nothing
+    and reports the items it added the first time."""
     items = _clean_items(items)
     session_id = validate_conversation_id(session_id)
     if not items:
         return 0
-    added = 0
-    with transaction.atomic():
-        for index, item in enumerate(items):
-            role, content, metadata = item_to_message(item)
-            result = message_append(
-                workspace=workspace,
-                external_id=session_id,
-                role=role,
-                content=content,
-                metadata=metadata,
-                idempotency_key=f"{idempotency_key}:{index}" if idempotency_key else None,
-                source=FrameworkSource.OPENAI_AGENTS,
-            )
-            added += 1 if result.created else 0
-    return added if added else len(items)
+    batch = []
+    for index, item in enumerate(items):
+        role, content, metadata = item_to_message(item)
+        key = f"{idempotency_key}:{index}" if idempotency_key else None
+        batch.append(new_message(role=role, content=content, metadata=metadata, idempotency_key=key,
+                                 prefix=f"items[{index}]."))
+    messages_append(
+        workspace=workspace,
+        external_id=session_id,
+        messages=batch,
+        source=FrameworkSource.OPENAI_AGENTS,
+        max_messages=MAX_ITEMS_PER_ADD,
+    )
+    return len(items)
 
 
 def _main_messages(conversation: Conversation):

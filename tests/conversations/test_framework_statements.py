@@ -1,0 +1,137 @@
+"""The framework adapters' hot paths at their anchors: statement counts pinned,
+and reads whose cost does not grow with the session.
+
+Inside the test's transaction a service's atomic block shows as a SAVEPOINT /
+RELEASE pair; a single-statement write runs without one.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from conversations.framework import selectors
+from conversations.framework.services import checkpoints, claude, openai
+from conversations.models import Checkpoint, CheckpointWrite, Message, SessionEntry
+from tests.conversations.helpers_bulk import bulk_fill
+
+pytestmark = pytest.mark.django_db
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def _put(workspace, checkpoint_id: str, blob: bytes = b"state", **extra):
+    return checkpoints.checkpoint_put(
+        workspace=workspace, thread_id="t", checkpoint_ns="", checkpoint_id=checkpoint_id,
+        parent_checkpoint_id=extra.pop("parent", None), type="msgpack", checkpoint=_b64(blob),
+        metadata=extra.pop("metadata", {"step": 1}),
+    )
+
+
+def test_checkpoint_put_is_one_upsert(workspace, django_assert_num_queries):
+    _put(workspace, "0001")  # the thread's first put also creates its conversation
+    with CaptureQueriesContext(connection) as ctx, django_assert_num_queries(1):
+        _put(workspace, "0002", parent="0001")
+    assert ctx.captured_queries[0]["sql"].startswith("INSERT") and "ON CONFLICT" in ctx.captured_queries[0]["sql"]
+    with django_assert_num_queries(1):  # the same id again: replaced in place
+        _put(workspace, "0002", blob=b"newer", parent="0001", metadata={"step": 2})
+    row = Checkpoint.objects.get(checkpoint_id="0002")
+    assert bytes(row.checkpoint) == b"newer" and row.metadata == {"step": 2} and row.parent_checkpoint_id == "0001"
+    assert Checkpoint.objects.count() == 2
+
+
+def test_get_tuple_is_one_statement_with_its_writes(workspace, django_assert_num_queries):
+    _put(workspace, "0001")
+    _put(workspace, "0002", parent="0001", metadata={"step": 2, "nested": {"k": [1]}})
+    checkpoints.checkpoint_writes_put(
+        workspace=workspace, thread_id="t", checkpoint_ns="", checkpoint_id="0002", task_id="task-b", task_path="p",
+        writes=[{"idx": 1, "channel": "c2", "type": "json", "value": _b64(b"2")},
+                {"idx": 0, "channel": "c1", "type": "json", "value": _b64(b"1")}],
+    )
+    with django_assert_num_queries(1):
+        latest = selectors.checkpoint_tuple(workspace=workspace, thread_id="t", checkpoint_ns="", checkpoint_id=None)
+    assert latest["checkpoint_id"] == "0002" and latest["parent_checkpoint_id"] == "0001"
+    assert latest["metadata"] == {"step": 2, "nested": {"k": [1]}}
+    assert [(w["channel"], base64.b64decode(w["value"])) for w in latest["pending_writes"]] == [("c1", b"1"), ("c2", b"2")]
+    with django_assert_num_queries(1):
+        first = selectors.checkpoint_tuple(workspace=workspace, thread_id="t", checkpoint_ns="", checkpoint_id="0001")
+    assert first["pending_writes"] == [] and base64.b64decode(first["checkpoint"]) == b"state"
+    assert selectors.checkpoint_tuple(workspace=workspace, thread_id="nope", checkpoint_ns="", checkpoint_id=None) is None
+
+
+def test_writes_are_one_upsert_keeping_regular_and_replacing_special(workspace, django_assert_num_queries):
+    _put(workspace, "0001")
+
+    def put(writes):
+        return checkpoints.checkpoint_writes_put(
+            workspace=workspace, thread_id="t", checkpoint_ns="", checkpoint_id="0001", task_id="task", task_path="",
+            writes=writes,
+        )
+
+    put([{"idx": 0, "channel": "a", "type": "json", "value": _b64(b"first")},
+         {"idx": -1, "channel": "__error__", "type": "json", "value": _b64(b"e1")}])
+    with django_assert_num_queries(4):  # SAVEPOINT, the thread's id, one INSERT ... ON CONFLICT, RELEASE
+        put([{"idx": 0, "channel": "a", "type": "json", "value": _b64(b"replayed")},
+             {"idx": -1, "channel": "__error__", "type": "json", "value": _b64(b"e2")},
+             {"idx": 1, "channel": "b", "type": "json", "value": _b64(b"new")}])
+    stored = {w.idx: bytes(w.value) for w in CheckpointWrite.objects.all()}
+    assert stored == {0: b"first", -1: b"e2", 1: b"new"}
+
+
+def test_openai_session_read_does_not_grow_with_the_session(workspace, django_assert_num_queries):
+    bulk_fill(workspace, "long", 5_000)
+    with CaptureQueriesContext(connection) as ctx, django_assert_num_queries(1):
+        items = selectors.session_items(workspace=workspace, session_id="long", limit=20)
+    assert [item["content"] for item in items] == [f"message {n}" for n in range(4_981, 5_001)]
+    sql = ctx.captured_queries[0]["sql"]
+    assert "LIMIT 20" in sql and "ORDER BY" in sql and '"floor_no" DESC' in sql
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+            cursor.execute("EXPLAIN " + sql)
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+        assert "Index Scan Backward" in plan and "uniq_message_floor" in plan, plan
+    assert selectors.session_items(workspace=workspace, session_id="missing", limit=20) == []
+
+
+def test_openai_add_items_is_one_batch_append(workspace, django_assert_num_queries):
+    openai.session_items_add(workspace=workspace, session_id="s", items=[{"role": "user", "content": "hi"}])
+    items = [{"role": "user", "content": "q"}, {"type": "function_call", "name": "f", "arguments": "{}"},
+             {"type": "function_call_output", "output": "42"}, {"role": "assistant", "content": "a"}]
+    # The keys already used, then SAVEPOINT, UPDATE conversation, UPDATE branch, INSERT, RELEASE
+    with django_assert_num_queries(6):
+        assert openai.session_items_add(workspace=workspace, session_id="s", items=items, idempotency_key="k") == 4
+    with django_assert_num_queries(1):  # a retried batch: the keys are found, nothing is written
+        openai.session_items_add(workspace=workspace, session_id="s", items=items, idempotency_key="k")
+    assert Message.objects.count() == 5
+    assert selectors.session_items(workspace=workspace, session_id="s", limit=None)[1:] == items
+
+
+def test_claude_append_is_one_batch(workspace):
+    key = claude.clean_key(project_key="/proj", session_id="s1")
+    claude.session_entries_append(workspace=workspace, key=key, entries=[{"type": "user", "uuid": "u0",
+                                                                          "message": {"content": "start"}}])
+    entries = []
+    for n in range(200):
+        kind = ("user", "assistant", "progress")[n % 3]
+        entries.append({"type": kind, "uuid": f"u{n + 1}", "message": {"content": f"line {n}"}})
+    with CaptureQueriesContext(connection) as ctx:
+        outcome = claude.session_entries_append(workspace=workspace, key=key, entries=entries)
+    inserts = [q["sql"] for q in ctx.captured_queries if q["sql"].startswith("INSERT")]
+    assert len(inserts) == 2  # the mirrored messages, then the entries
+    # The session row lock, the stream's known uuids, the batch append (its
+    # savepoint, two UPDATEs, one INSERT), the entries' INSERT, the mtime.
+    assert [q["sql"].split(" ", 1)[0] for q in ctx.captured_queries] == [
+        "SAVEPOINT", "SELECT", "SELECT", "SAVEPOINT", "UPDATE", "UPDATE", "INSERT", "RELEASE", "INSERT", "UPDATE",
+        "RELEASE",
+    ]
+    assert outcome.appended == 200
+    mirrored = SessionEntry.objects.filter(message__isnull=False).order_by("id")
+    assert mirrored.count() == 1 + 134
+    assert [e.message.content for e in mirrored[:3]] == ["start", "line 0", "line 1"]
+    assert list(Message.objects.order_by("floor_no").values_list("floor_no", flat=True)) == list(range(1, 136))
