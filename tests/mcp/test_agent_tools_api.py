@@ -50,3 +50,19 @@ def test_errors(api, readonly_api):
     assert misspelt.status_code == 400
     not_object = api.post("/v1/agent_tools/recall", {"input": ["x"]}, format="json")
     assert not_object.status_code == 200 and not_object.json()["content"] == "The tool input must be an object."
+
+
+def _mcp(client, method: str, params: dict | None = None):
+    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
+    return client.post("/mcp", message, format="json", HTTP_ACCEPT="application/json, text/event-stream")
+
+
+def test_mcp_statement_counts(api, django_assert_max_num_queries):
+    """The MCP layer adds no query of its own: at most the key's lookup, then
+    only what the tool itself reads or writes."""
+    _mcp(api, "ping")  # stamps the key's last_used_at once
+    with django_assert_max_num_queries(1):
+        assert _mcp(api, "tools/list").status_code == 200
+    with django_assert_max_num_queries(3):  # key, count, page
+        body = _mcp(api, "tools/call", {"name": "list_memories", "arguments": {}}).json()
+    assert body["result"]["isError"] is False
