@@ -74,7 +74,7 @@ def test_restore_a_version(page, shot, workspace):
     item = _memory(workspace, "The user's dog is called Rex.")
     memory_item_update(workspace=workspace, actor=Actor.system(), memory_id=item.pk, changes={"content": "The user's dog is called Max."})
     page.goto(f"{page.base_url}/admin/memories/memoryitem/{item.pk}/change/")
-    page.wait_for_selector("#memory-history .diff .add")
+    page.wait_for_selector("#memory-history .word-diff ins.w-add")
     shot(page, "05_memory_page_history")
     first = MemoryVersion.objects.get(memory_id=item.pk, version=1)
     page.click(f"#version-{first.pk} input.restore-button")
