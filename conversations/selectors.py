@@ -29,6 +29,7 @@ from accounts.models import Workspace
 from conversations.filters import ConversationFilterSet
 from conversations.models import MAIN_BRANCH, Branch, Conversation, Message
 from memory_project.errors import NotFoundError, ValidationError
+from memory_project.instants import in_utc
 
 # A fork of a fork of a fork...: reading walks the parent chain; this bounds the
 # walk (and the number of per-segment queries a page can cost).
@@ -297,6 +298,10 @@ def decode_conversation_cursor(cursor: str, *, param: str) -> tuple[datetime, in
         moment = datetime.fromisoformat(stamp)
         if not isinstance(pk, int) or moment.tzinfo is None:
             raise ValueError
+        # The service writes cursors in UTC; one no datetime can hold is forged.
+        moment = in_utc(moment)
+        if moment is None:
+            raise ValueError
     except (ValueError, TypeError, binascii.Error, UnicodeError):
         raise ValidationError(f"{param}: not a cursor this API returned.")
     return moment, pk
@@ -360,9 +365,10 @@ def message_conversation_ids(*, workspace_id: int, message_ids: list[str]) -> di
                 .values_list("pk", "conversation__external_id"))
 
 
-def messages_by_ids(*, workspace_id: int, message_ids: list[str]) -> dict[str, Message]:
-    """The workspace's messages with these ids (content included), by id: one query."""
+def message_rows(*, workspace_id: str, message_ids: list[str]) -> dict[str, dict]:
+    """The workspace's messages with these ids as plain rows (id, role, content,
+    created_at, floor_no), by id: one query, no model objects."""
     if not message_ids:
         return {}
-    return {m.pk: m for m in Message.objects.filter(workspace_id=workspace_id, pk__in=message_ids)
-            .only("id", "conversation_id", "branch_id", "floor_no", "role", "content", "created_at")}
+    return {row["id"]: row for row in Message.objects.filter(workspace_id=workspace_id, pk__in=message_ids)
+            .values("id", "role", "content", "created_at", "floor_no")}

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 
 from conversations import formats
 from conversations.models import MAIN_BRANCH, Message
@@ -118,7 +118,11 @@ def conversation_recall_scope(*, conversation, view, branch_scope: str | None,
     memory_filter = Q()
     for scope, scope_id in scopes:
         memory_filter |= Q(scope=scope) if scope == Scope.GLOBAL else Q(scope=scope, scope_id=scope_id)
-    memory_filter |= Q(scope=Scope.FLOOR, scope_id__in=Message.objects.filter(conversation=conversation).values("id"))
+    # A floor memory is visible where its message is; checked per candidate
+    # row (EXISTS on the message's primary key), never by listing the
+    # conversation's messages.
+    memory_filter |= Q(Exists(Message.objects.filter(pk=OuterRef("scope_id"), conversation_id=conversation.pk)),
+                       scope=Scope.FLOOR)
     tokens = [memory_scope_token(ws, scope, scope_id) for scope, scope_id in scopes]
     tokens.append(memory_scope_token(ws, Scope.FLOOR, cid))
     segments = {s.branch_id: s for s in view.segments}

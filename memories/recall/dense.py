@@ -88,19 +88,19 @@ def dense_similarities(*, workspace_id: str) -> Callable[[Sequence[str], str], d
 
 
 def _entry_texts(entries: list[RecallEntry]) -> list[str]:
-    from conversations.selectors import messages_by_ids
+    from conversations.selectors import message_rows
 
     memories = dict(MemoryItem.objects.filter(pk__in=[e.memory_id for e in entries if e.memory_id])
                     .values_list("pk", "content"))
-    messages = messages_by_ids(workspace_id=entries[0].workspace_id,
-                               message_ids=[e.message_id for e in entries if e.kind == RecallKind.PASSAGE])
+    messages = message_rows(workspace_id=entries[0].workspace_id,
+                            message_ids=[e.message_id for e in entries if e.kind == RecallKind.PASSAGE])
     texts = []
     for entry in entries:
         if entry.kind == RecallKind.MEMORY:
             texts.append(memories.get(entry.memory_id, ""))
         else:
             message = messages.get(entry.message_id)
-            texts.append(content_text(message.content)[entry.start_char:entry.end_char] if message else "")
+            texts.append(content_text(message["content"])[entry.start_char:entry.end_char] if message else "")
     return texts
 
 

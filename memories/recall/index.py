@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -337,12 +338,27 @@ def shortlist(*, workspace_id: str, scope_tokens: Sequence[str], terms: Sequence
         return [Hit(*row) for row in cursor.fetchall()]
 
 
+# BM25's collection statistics move slowly (a few entries per batch against
+# thousands): a process keeps them this long instead of scanning the scopes'
+# entries on every query.
+STATISTICS_TTL_SECONDS = 30.0
+_statistics: dict[tuple, tuple[float, int, float]] = {}
+
+
 def scope_statistics(*, workspace_id: str, scope_tokens: Sequence[str]) -> tuple[int, float]:
     """(entries, mean length in terms) of the scopes: BM25's N and avgdl."""
     from django.db.models import Avg, Count
 
+    key = (workspace_id, tuple(sorted(scope_tokens)))
+    cached = _statistics.get(key)
+    now = time.monotonic()
+    if cached is not None and now - cached[0] < STATISTICS_TTL_SECONDS:
+        return cached[1], cached[2]
     stats = RecallEntry.objects.filter(workspace_id=workspace_id, scope_token__in=list(scope_tokens)).aggregate(
         n=Count("id"), avg=Avg("length"))
+    if len(_statistics) > 1000:
+        _statistics.clear()
+    _statistics[key] = (now, stats["n"] or 0, float(stats["avg"] or 0.0))
     return stats["n"] or 0, float(stats["avg"] or 0.0)
 
 

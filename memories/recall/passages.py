@@ -29,13 +29,14 @@ def split_client_prefix(text: str) -> tuple[str, str]:
     return text[:match.end()].strip(), text[match.end():]
 
 
-def render_passage(message, start: int, end: int) -> str:
-    text = content_text(message.content)
+def render_passage(message: dict, start: int, end: int) -> str:
+    """`message`: a row with `content`, `role` and `created_at`."""
+    text = content_text(message["content"])
     prefix, _ = split_client_prefix(text)
     window = " ".join(text[start:end].split())
     if prefix:
         if start == 0:
             return window
         return f"{prefix} … {window}"
-    when = message.created_at.strftime("%Y-%m-%d %H:%M")
-    return f"[{when}] {message.role}: {window}"
+    when = message["created_at"].strftime("%Y-%m-%d %H:%M")
+    return f"[{when}] {message['role']}: {window}"

@@ -23,14 +23,12 @@ BM25_B = 0.75
 # Entries the database hands over for exact scoring. A query of common words
 # can match thousands of passages of a long conversation; past this many the
 # database's own rank picks which (and document frequencies are counted apart).
-SHORTLIST_LIMIT = 2000
+SHORTLIST_LIMIT = 800
 # Query terms kept: a whole user message as the query stays bounded.
 MAX_QUERY_TERMS = 48
 # Reciprocal-rank fusion constant (the customary 60): a rank-1 hit in one list
 # and rank-10 in the other beat a rank-5 in both only slightly.
 RRF_K = 60
-# Dense neighbours fused in beside the BM25 shortlist.
-DENSE_TOP_K = 200
 
 
 @dataclass

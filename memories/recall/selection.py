@@ -53,6 +53,11 @@ PASSAGE_PRIOR = 0.5
 # How many ranked candidates are read (rows fetched) to fill a budget: enough
 # for a 2,000-token budget of short evidence, bounded whatever the scope's size.
 MAX_EXAMINED = 400
+# Memory rows read to score the best memory hits (their prior needs the row).
+MAX_MEMORY_ROWS = 150
+# Once the budget is nearly full, this many candidates in a row that do not
+# fit end the packing: what follows ranks lower and is no shorter on average.
+MAX_MISSES = 12
 # Without a query, the memories read in prior order.
 NO_QUERY_CANDIDATES = 300
 OMITTED_REPORT_LIMIT = 50
@@ -104,10 +109,11 @@ class Candidate:
         else:
             p = self.passage
             assert p is not None
-            out.update(source_message_id=p["message_id"], floor_no=p["floor_no"], role=p["role"],
-                       created_at=int(p["created_at"].timestamp() * 1000))
-            if with_content:
-                out["content"] = p["text"]
+            out.update(source_message_id=p["message_id"], floor_no=p["floor_no"])
+            if "created_at" in p:  # its text was read (every injected passage's is)
+                out.update(role=p["role"], created_at=int(p["created_at"].timestamp() * 1000))
+                if with_content:
+                    out["content"] = p["text"]
         return out
 
 
@@ -232,8 +238,6 @@ def _memory_candidate(row: dict[str, Any], strategy: str, now: datetime, *, rele
 def recall_select(*, scope: RecallScope, query: str, strategy: str = "balanced", budget: int = 1000,
                   dense=None, now: datetime | None = None) -> Selection:
     """Rank, then pack greedily under `budget` tokens of rendered section."""
-    from conversations.selectors import messages_by_ids
-
     now = now or timezone.now()
     query = query or ""
     has_query = bool(query.strip())
@@ -248,23 +252,12 @@ def recall_select(*, scope: RecallScope, query: str, strategy: str = "balanced",
 
     scored = ranking.rank(workspace_id=scope.workspace_id, scope_tokens=scope.tokens, query=query,
                           dense=dense) if has_query else []
-    # Read the rows the best candidates need: memories (status, content) and
-    # messages (the passage text), for a bounded number of candidates.
-    memory_ids: list[str] = []
-    passage_hits = []
-    for s in scored:
-        hit = s.hit
-        if hit.kind == RecallKind.MEMORY:
-            if hit.memory_id not in seen:
-                memory_ids.append(hit.memory_id)
-        elif hit.message_id not in scope.exclude_message_ids and (
-                scope.shows is None or scope.shows(hit.branch_id, hit.floor_no)):
-            passage_hits.append(s)
-        if len(memory_ids) + len(passage_hits) >= MAX_EXAMINED:
-            break
-    memories = _memory_rows(memory_ids)
-    messages = messages_by_ids(workspace_id=scope.workspace_id,
-                               message_ids=list(dict.fromkeys(s.hit.message_id for s in passage_hits)))
+    # Memories need their row for the prior (importance, recency): read the
+    # best ones in one query. Passages score without their text; it is read
+    # only for those the packing reaches (see `_PassageTexts`).
+    memory_hits = [s for s in scored if s.hit.kind == RecallKind.MEMORY][:MAX_MEMORY_ROWS]
+    memories = _memory_rows([s.hit.memory_id for s in memory_hits if s.hit.memory_id not in seen])
+    passages_taken = 0
     for s in scored:
         hit = s.hit
         if hit.kind == RecallKind.MEMORY:
@@ -277,21 +270,18 @@ def recall_select(*, scope: RecallScope, query: str, strategy: str = "balanced",
             seen.add(row["id"])
             candidate = _memory_candidate(row, strategy, now, relevance=s.relevance, reason="relevant")
         else:
-            message = messages.get(hit.message_id)
-            if message is None:
-                continue
             key = f"{hit.message_id}:{hit.start_char}"
-            if key in seen:
+            if key in seen or passages_taken >= MAX_EXAMINED or hit.message_id in scope.exclude_message_ids or (
+                    scope.shows is not None and not scope.shows(hit.branch_id, hit.floor_no)):
                 continue
             seen.add(key)
-            text = content_text(message.content)[hit.start_char:hit.end_char]
-            passage = {"message_id": message.pk, "floor_no": message.floor_no, "role": message.role,
-                       "created_at": message.created_at, "text": text}
+            passages_taken += 1
             score = RELEVANCE_WEIGHT * s.relevance + (1 - RELEVANCE_WEIGHT) * PASSAGE_PRIOR
             candidate = Candidate(kind=RecallKind.PASSAGE, key=key, relevance=s.relevance, prior=PASSAGE_PRIOR,
-                                  score=score, passage=passage, reason="relevant",
+                                  score=score, reason="relevant", importance=PASSAGE_PRIOR,
                                   parts={"prior": PASSAGE_PRIOR, "relevance": s.relevance},
-                                  line="- " + render_passage(message, hit.start_char, hit.end_char))
+                                  passage={"message_id": hit.message_id, "floor_no": hit.floor_no,
+                                           "start_char": hit.start_char, "end_char": hit.end_char})
         candidate.parts["bm25"] = s.bm25
         if s.dense is not None:
             candidate.parts["dense"] = s.dense
@@ -309,14 +299,56 @@ def recall_select(*, scope: RecallScope, query: str, strategy: str = "balanced",
     # Relevance dominates; ties fall to relevance, then importance, then the
     # earlier floor (reading order), never to insertion order.
     ranked.sort(key=lambda c: (-c.score, -c.relevance, -c.importance, c.key))
-    return _pack(head, ranked, strategy=strategy, budget=budget, query=query)
+    texts = _PassageTexts(scope.workspace_id, ranked)
+    return _pack(head, ranked, strategy=strategy, budget=budget, query=query, texts=texts)
 
 
-def _pack(head: list[Candidate], ranked: list[Candidate], *, strategy: str, budget: int, query: str) -> Selection:
+class _PassageTexts:
+    """Reads passage texts in ranked order, a chunk of messages at a time, so
+    a 1,000-token budget reads a few dozen messages however many matched."""
+
+    CHUNK = 48
+
+    def __init__(self, workspace_id: str, ranked: list[Candidate]):
+        self.workspace_id = workspace_id
+        self.ranked = ranked
+        self.position = 0
+
+    def fill(self, candidate: Candidate) -> bool:
+        """Give `candidate` its line; False when its message is gone."""
+        if candidate.passage is None or candidate.line:
+            return True
+        from conversations.selectors import message_rows
+
+        wanted: list[Candidate] = []
+        index = self.ranked.index(candidate, self.position)
+        for other in self.ranked[index:]:
+            if other.passage is not None and not other.line:
+                wanted.append(other)
+                if len(wanted) >= self.CHUNK:
+                    break
+        rows = message_rows(workspace_id=self.workspace_id,
+                            message_ids=list(dict.fromkeys(c.passage["message_id"] for c in wanted)))
+        for other in wanted:
+            row = rows.get(other.passage["message_id"])
+            if row is None:
+                other.line = "\0"  # gone since it was indexed: skipped
+                continue
+            start, end = other.passage.pop("start_char"), other.passage.pop("end_char")
+            other.passage.update(role=row["role"], created_at=row["created_at"],
+                                 text=content_text(row["content"])[start:end])
+            other.line = "- " + render_passage(row, start, end)
+        self.position = index
+        return candidate.line != "\0"
+
+
+def _pack(head: list[Candidate], ranked: list[Candidate], *, strategy: str, budget: int, query: str,
+          texts: _PassageTexts) -> Selection:
     header_tokens = count_tokens(SECTION_HEADER + "\n")
     injected: list[Candidate] = []
     omitted: list[Candidate] = []
     used = header_tokens
+    examined = 0
 
     def consider(candidate: Candidate, limit: int) -> None:
         nonlocal used
@@ -332,11 +364,20 @@ def _pack(head: list[Candidate], ranked: list[Candidate], *, strategy: str, budg
     for candidate in head:
         share = orientation_limit if candidate.reason == "orientation" else pinned_limit + used - header_tokens
         consider(candidate, min(budget, share))
+    # The smallest line there is (a label and a word) no longer fits: stop
+    # reading; what is left is reported as omitted without its text.
+    floor = 6
+    misses = 0
     for candidate in ranked:
-        if used >= budget:
+        if used + floor > budget or examined >= MAX_EXAMINED or misses >= MAX_MISSES:
             omitted.append(candidate)
             continue
+        examined += 1
+        if not texts.fill(candidate):
+            continue
+        before = len(injected)
         consider(candidate, budget)
+        misses = 0 if len(injected) > before else misses + 1
     # Token counts of concatenated text can differ from the sum of the parts by
     # a merge at a boundary; count the real section and drop from the end
     # until it fits.
