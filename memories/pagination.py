@@ -15,6 +15,7 @@ from django.core import signing
 from django.utils.dateparse import parse_date, parse_datetime
 
 from memory_project.errors import ValidationError
+from memory_project.instants import clamped_utc
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -109,7 +110,7 @@ def _parse_instant(raw: str, name: str, *, end_of_day: bool) -> datetime:
         parsed = datetime.combine(day, time.max if end_of_day else time.min)
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return parsed
+    return clamped_utc(parsed)
 
 
 def parse_created_range(params) -> tuple[datetime | None, datetime | None]:

@@ -16,6 +16,7 @@ from accounts.models import Workspace
 from conversations.framework.services.claude import SessionKey
 from conversations.models import (
     MAIN_BRANCH,
+    MAX_MESSAGES_PER_CONVERSATION,
     AgentSession,
     Branch,
     Checkpoint,
@@ -90,6 +91,9 @@ def session_items(*, workspace: Workspace, session_id: str, limit: int | None) -
 
     if limit is not None and limit <= 0:
         return []
+    # A conversation holds at most that many messages: a larger limit means
+    # "all of them" (and must not reach the database as an overflowing LIMIT).
+    limit = None if limit is not None and limit >= MAX_MESSAGES_PER_CONVERSATION else limit
     conversation = Conversation.objects.filter(workspace=workspace, external_id=session_id).values("pk")[:1]
     main = Branch.objects.filter(conversation_id=Subquery(conversation), name=MAIN_BRANCH).values("pk")[:1]
     rows = Message.objects.filter(branch_id=Subquery(main)).values_list("role", "content", "metadata")
