@@ -56,3 +56,11 @@ def embed_recall_entries_task(workspace_id: int) -> None:
     from memories.recall.dense import recall_embed_pending
 
     recall_embed_pending(workspace_id=workspace_id)
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def extract_idle_branches_task() -> None:
+    """Beat's minute tick: queue extraction of conversations that went quiet."""
+    from memories.services.pipeline.maintenance import idle_branches_extract
+
+    idle_branches_extract()

@@ -122,27 +122,55 @@ if EMBEDDED:
                 # when a read transaction tries to upgrade.
                 "transaction_mode": "IMMEDIATE",
                 "timeout": 20,
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                # journal_size_limit: with connections kept open the WAL is
+                # checkpointed by the writers as it passes wal_autocheckpoint
+                # (1000 pages), never emptied by a last close; this truncates
+                # the file after a checkpoint so it cannot keep a peak's size.
+                "init_command": (
+                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA journal_size_limit=67108864;"
+                ),
             },
+            # Opening a connection per request cost a fifth of a read, and
+            # closing the last one checkpoints the WAL (a third of an append's
+            # time): connections stay open across requests.
+            "CONN_MAX_AGE": env_int("DB_CONN_MAX_AGE", 600),
             # Tests use a file, not the in-memory default: live-server threads and
             # worker subprocesses then get connections of their own, as in production.
             "TEST": {"NAME": str(VAR_DIR / "test_memory.sqlite3")},
         }
     }
 else:
+    # Persistent connections without a per-request health check (a `SELECT 1`
+    # before each request's first query): a connection the server dropped
+    # fails that request with a 503 and Retry-After (memory_project.api) and is
+    # replaced at the request's end. DB_CONN_HEALTH_CHECKS=1 trades the
+    # round trip for never failing such a request.
     DATABASES = {
         "default": dj_database_url.parse(
-            os.environ["DATABASE_URL"], conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
+            os.environ["DATABASE_URL"],
+            conn_max_age=env_int("DB_CONN_MAX_AGE", 600),
+            conn_health_checks=env_bool("DB_CONN_HEALTH_CHECKS", False),
         )
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# --- Cache (throttling) -------------------------------------------------------
+# --- Cache (API keys, throttling) ----------------------------------------------
+# Shared by every web worker: Redis when CACHE_URL is set, else a SQLite file
+# beside the database (memory_project.cache), never a per-process cache (each
+# gunicorn worker would keep its own rate-limit window and key rows).
 CACHE_URL = os.environ.get("CACHE_URL", "")
 if CACHE_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "memory-service"}}
+    CACHES = {
+        "default": {
+            "BACKEND": "memory_project.cache.SQLiteCache",
+            "LOCATION": os.environ.get("CACHE_SQLITE_PATH", str(VAR_DIR / "cache.sqlite3")),
+        }
+    }
+# How long a cached API key row may be served. Changes made through the ORM
+# (revoke, admin edits) are seen at once; this bounds changes made behind it.
+API_KEY_CACHE_SECONDS = env_int("API_KEY_CACHE_SECONDS", 300)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -188,7 +216,11 @@ REST_FRAMEWORK = {
     "DEFAULT_METADATA_CLASS": "memory_project.openapi.ApiMetadata",
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_THROTTLE_CLASSES": ["accounts.throttling.ApiKeyRateThrottle"],
-    "DEFAULT_THROTTLE_RATES": {"api_key": os.environ.get("API_RATE_LIMIT", "6000/min")},
+    "DEFAULT_THROTTLE_RATES": {
+        "api_key": os.environ.get("API_RATE_LIMIT", "6000/min"),
+        # Requests with a missing or wrong key, per client address.
+        "auth_failure": os.environ.get("API_AUTH_FAILURE_RATE", "120/min"),
+    },
 }
 
 SPECTACULAR_SETTINGS = {
@@ -255,6 +287,8 @@ MEMORY_COMPACT_MIN_MICROS = env_int("MEMORY_COMPACT_MIN_MICROS", 8)
 MEMORY_VERSION_RETENTION_DAYS = env_int("MEMORY_VERSION_RETENTION_DAYS", 30)
 MEMORY_CONVERSATION_EXPIRE_DAYS = env_int("MEMORY_CONVERSATION_EXPIRE_DAYS", 0)  # 0 = never
 MEMORY_MAINTENANCE_INTERVAL_SECONDS = env_int("MEMORY_MAINTENANCE_INTERVAL_SECONDS", 600)
+# A conversation quiet this long gets its last floors (below the thresholds) extracted.
+MEMORY_IDLE_EXTRACT_SECONDS = env_int("MEMORY_IDLE_EXTRACT_SECONDS", 300)
 # Periodic work, declared here and nowhere else.
 CELERY_BEAT_SCHEDULE = {
     # Compaction of due scopes, extraction of idle dirty scopes, recovery of jobs
@@ -265,6 +299,13 @@ CELERY_BEAT_SCHEDULE = {
     "memory-maintenance": {
         "task": "memories.tasks.schedule_maintenance_task",
         "schedule": float(MEMORY_MAINTENANCE_INTERVAL_SECONDS),
+    },
+    # Idle endings: a conversation that stops below the extraction thresholds is
+    # extracted within a minute of going quiet for MEMORY_IDLE_EXTRACT_SECONDS.
+    # One query over the branches' counters per tick (no work when nothing is idle).
+    "memory-idle-extract": {
+        "task": "memories.tasks.extract_idle_branches_task",
+        "schedule": 60.0,
     },
 }
 

@@ -238,3 +238,38 @@ def test_recall_entries_follow_memory_edits_and_deletes(api, workspace):
     assert item.pk not in {e["id"] for e in _context(api, "c", query="stamps", max_messages=0)["memory"]["injected"]}
     api.delete(f"/v1/memories/{item.pk}")
     assert not RecallEntry.objects.filter(memory_id=item.pk).exists()
+
+
+# --- idle endings and timely compaction -------------------------------------------------
+
+
+def test_a_quiet_conversation_gets_its_last_floors_extracted(workspace, django_capture_on_commit_callbacks):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from conversations.models import Conversation
+    from memories.services.pipeline.maintenance import idle_branches_extract
+
+    with override_settings(MEMORY_EXTRACT_MIN_FLOORS=50, MEMORY_EXTRACT_MIN_TOKENS=100_000):
+        for text in ["My name is Priya.", "My email is priya@example.org.", "Thanks!"]:
+            message_append(workspace=workspace, external_id="quiet", role="user", content=text)
+    assert not MemoryItem.objects.filter(workspace=workspace).exists()
+    with eager_celery(), override_settings(MEMORY_IDLE_EXTRACT_SECONDS=300), \
+            django_capture_on_commit_callbacks(execute=True):
+        assert idle_branches_extract() == 0  # not quiet yet
+        Conversation.objects.filter(external_id="quiet").update(last_message_at=timezone.now() - timedelta(minutes=6))
+        assert idle_branches_extract() == 1
+    assert MemoryItem.objects.filter(workspace=workspace, content__contains="priya@example.org").exists()
+    assert RecallEntry.objects.filter(workspace=workspace, kind="passage").count() == 3
+
+
+def test_compaction_is_queued_when_its_threshold_is_crossed(workspace, django_capture_on_commit_callbacks):
+    from memories.models import MemoryJob
+
+    fixture = load_fixture("en_new_user_travel")
+    with override_settings(MEMORY_COMPACT_MIN_MICROS=3):
+        _ingest(workspace, "trip", fixture["messages"],
+                django_capture_on_commit_callbacks=django_capture_on_commit_callbacks)
+    assert MemoryJob.objects.filter(workspace=workspace, kind=JobKind.COMPACT).exists()
+    assert MemoryItem.objects.filter(workspace=workspace, summary_tier=SummaryTier.MACRO).exists()

@@ -29,9 +29,6 @@ logger = logging.getLogger(__name__)
 # A running job writes a heartbeat at every batch; a batch takes well under a
 # minute even with a slow model, so ten minutes of silence means its worker died.
 STALE_RUNNING_AFTER = timedelta(minutes=10)
-# A dirty scope below the extraction thresholds is still extracted once it has
-# been quiet this long: the last few turns of a conversation must not wait forever.
-IDLE_EXTRACT_AFTER = timedelta(minutes=15)
 # Per run, at most this many of each kind of work item: a run stays short and
 # the next tick takes the rest.
 MAX_PER_RUN = 500
@@ -39,14 +36,24 @@ DELETE_CHUNK = 100
 
 
 def _enqueue_due(now) -> tuple[int, int]:
-    compact = extract = 0
+    compact = 0
     due_compaction = ScopeState.objects.filter(micro_count__gte=max(1, settings.MEMORY_COMPACT_MIN_MICROS)).select_related("workspace")
     for state in due_compaction[:MAX_PER_RUN]:
         _, created = memory_job_enqueue(workspace=state.workspace, kind=JobKind.COMPACT, scope=state.scope,
                                         scope_id=state.scope_id)
         compact += created
+    return compact, idle_branches_extract(now=now)
+
+
+def idle_branches_extract(*, now=None) -> int:
+    """Queue the extraction of branches that went quiet below the thresholds:
+    the last turns of a conversation must not wait for more turns that may
+    never come. Quiet means no append for `MEMORY_IDLE_EXTRACT_SECONDS`."""
+    now = now or timezone.now()
+    extract = 0
+    idle_after = timedelta(seconds=max(1, settings.MEMORY_IDLE_EXTRACT_SECONDS))
     # Pending work is read off the branches' counters (appended minus processed).
-    idle = branches_idle_with_pending(idle_before=now - IDLE_EXTRACT_AFTER, limit=MAX_PER_RUN)
+    idle = branches_idle_with_pending(idle_before=now - idle_after, limit=MAX_PER_RUN)
     workspaces = Workspace.objects.in_bulk({row.workspace_id for row in idle})
     for row in idle:
         scope_id = branch_scope_id(row.external_id, row.branch_name)
@@ -55,7 +62,7 @@ def _enqueue_due(now) -> tuple[int, int]:
             _, created = memory_job_enqueue(workspace=workspaces[row.workspace_id], kind=JobKind.EXTRACT,
                                             scope=Scope.BRANCH, scope_id=scope_id)
         extract += created
-    return compact, extract
+    return extract
 
 
 def items_sweep_expired(*, now=None) -> int:
