@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 from django.test import override_settings
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from accounts.actors import Actor
 from conversations.models import Message
