@@ -372,3 +372,22 @@ def message_rows(*, workspace_id: str, message_ids: list[str]) -> dict[str, dict
         return {}
     return {row["id"]: row for row in Message.objects.filter(workspace_id=workspace_id, pk__in=message_ids)
             .values("id", "role", "content", "created_at", "floor_no")}
+
+
+def messages_for_reindex(*, workspace_id: str | None, chunk: int):
+    """(workspace id, messages) in chunks of one workspace, in primary-key order,
+    for rebuilding derived indexes."""
+    rows = Message.objects.order_by("workspace_id", "pk").only(
+        "id", "workspace_id", "conversation_id", "branch_id", "floor_no", "role", "content", "created_at")
+    if workspace_id:
+        rows = rows.filter(workspace_id=workspace_id)
+    last: tuple[str, str] = ("", "")
+    while True:
+        page = list(rows.filter(Q(workspace_id__gt=last[0]) | Q(workspace_id=last[0], pk__gt=last[1]))[:chunk])
+        if not page:
+            return
+        last = (page[-1].workspace_id, page[-1].pk)
+        by_workspace: dict[str, list[Message]] = {}
+        for message in page:
+            by_workspace.setdefault(message.workspace_id, []).append(message)
+        yield from by_workspace.items()

@@ -274,3 +274,15 @@ def test_compaction_is_queued_when_its_threshold_is_crossed(workspace, django_ca
                 django_capture_on_commit_callbacks=django_capture_on_commit_callbacks)
     assert MemoryJob.objects.filter(workspace=workspace, kind=JobKind.COMPACT).exists()
     assert MemoryItem.objects.filter(workspace=workspace, summary_tier=SummaryTier.MACRO).exists()
+
+
+def test_recall_reindex_rebuilds_the_index_from_the_rows(workspace):
+    from django.core.management import call_command
+
+    message_append(workspace=workspace, external_id="c", role="user", content="The blue kayak is in the garage.")
+    memory_item_create(workspace=workspace, actor=Actor.for_api_key("k"), scope="global", type="fact",
+                       content="The user paddles on Sundays")
+    RecallEntry.objects.all().delete()
+    call_command("recall_reindex", verbosity=0)
+    assert RecallEntry.objects.filter(kind="passage").count() == 1
+    assert RecallEntry.objects.filter(kind="memory").count() == 1
