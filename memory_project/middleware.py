@@ -71,6 +71,31 @@ def _query_is_unstorable(query: str) -> bool:
     return False
 
 
+def raw_request_path(request: HttpRequest) -> str:
+    """The path as the client sent it, still percent-encoded, when the server
+    reports it (gunicorn's RAW_URI, uWSGI's REQUEST_URI, an ASGI `raw_path`);
+    "" otherwise."""
+    meta = request.META
+    raw = meta.get("RAW_URI") or meta.get("REQUEST_URI")
+    if raw is None:
+        scope = getattr(request, "scope", None)
+        raw_bytes = scope.get("raw_path") if isinstance(scope, dict) else None
+        raw = raw_bytes.decode("latin-1") if isinstance(raw_bytes, bytes) else ""
+    return raw.split("?", 1)[0]
+
+
+def _path_is_undecodable(request: HttpRequest) -> bool:
+    """Invalid UTF-8 in the path as the client sent it. Django re-percent-encodes
+    broken bytes, so a raw `%FF` would reach the views as the three characters
+    `%FF`: the same path as an id literally spelt `%FF` (sent as `%25FF`). Only
+    the raw path tells them apart."""
+    try:
+        unquote_to_bytes(raw_request_path(request)).decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
 class RequestGuardMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
         self.get_response = get_response
@@ -100,7 +125,7 @@ class RequestGuardMiddleware:
             return JsonResponse(error_body("invalid_request_error", "Content-Length is negative."), status=400)
         if limit is not None and length > limit:
             return too_large_response(limit)
-        if "\x00" in request.path:
+        if "\x00" in request.path or _path_is_undecodable(request):
             return JsonResponse(
                 error_body("invalid_request_error", "The path contains NUL or invalid UTF-8."), status=400
             )

@@ -131,3 +131,16 @@ def test_x_api_key_header_works(api_key):
     client = APIClient()
     client.credentials(HTTP_X_API_KEY=api_key)
     assert append(client, "c1").status_code == 201
+
+
+def test_invalid_utf8_in_the_path_is_400_not_an_alias(api):
+    """A raw %FF is not the id spelt "%FF" (sent as %25FF), although both reach
+    Django as the path `%FF`: the raw path the server reports tells them apart."""
+    append_ok(api, "%FF")
+    literal = api.get("/v1/conversations/%25FF", RAW_URI="/v1/conversations/%25FF")
+    assert literal.json()["data"]["conversation_id"] == "%FF"
+    for raw in ("/v1/conversations/%FF", "/v1/conversations/%C3%28/messages", "/v1/memories/%E4%BD?limit=1"):
+        response = api.get(raw.split("?")[0], RAW_URI=raw)
+        assert_error(response, 400, "invalid_request_error")
+    # Real UTF-8 in the path passes the guard.
+    assert api.get("/v1/conversations/%E4%BD%A0", RAW_URI="/v1/conversations/%E4%BD%A0").status_code == 404
