@@ -20,12 +20,22 @@ a receiver is logged and swallowed, because the change it reacts to is already
 committed and answered; whatever a receiver skipped must be recoverable by a
 periodic sweep. Nothing is registered with `on_commit` while a signal has no
 receiver, so an unused hook costs nothing.
+
+A view whose answer must say what the receivers did (lineage erasure reports
+the memories it removed) runs the service inside `collect_answers(actor=...)`:
+a receiver may return a mapping, which is merged into the dict the block
+yields, and may read the request's actor with `current_actor()`. Outside such
+a block receivers' return values are dropped and `current_actor()` is None.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import transaction
 from django.dispatch import Signal
@@ -122,6 +132,34 @@ class ConversationDeleted:
     branches: tuple[BranchRef, ...]
 
 
+@dataclass
+class _Collector:
+    actor: Any
+    answers: dict[str, Any] = field(default_factory=dict)
+
+
+_collector: ContextVar[_Collector | None] = ContextVar("conversations_hook_collector", default=None)
+
+
+@contextmanager
+def collect_answers(*, actor: Any = None) -> Iterator[dict[str, Any]]:
+    """Collect what receivers answer for the changes committed inside the block
+    (see the module's docstring). Commit inside the block: the answers arrive
+    from `on_commit`."""
+    collector = _Collector(actor=actor)
+    token = _collector.set(collector)
+    try:
+        yield collector.answers
+    finally:
+        _collector.reset(token)
+
+
+def current_actor() -> Any:
+    """The actor given to the enclosing `collect_answers`, or None."""
+    collector = _collector.get()
+    return collector.actor if collector is not None else None
+
+
 def send_on_commit(signal: Signal, event: object) -> None:
     """Send `signal` with `event` once the current transaction commits (at once
     outside a transaction); no-op while nobody listens."""
@@ -139,3 +177,7 @@ def _send(signal: Signal, event: object) -> None:
                 type(event).__name__,
                 exc_info=(type(outcome), outcome, outcome.__traceback__),
             )
+        elif isinstance(outcome, Mapping):
+            collector = _collector.get()
+            if collector is not None:
+                collector.answers.update(outcome)

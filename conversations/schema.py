@@ -4,6 +4,7 @@ envelopes (drf-spectacular), kept apart from the views so they stay thin."""
 from __future__ import annotations
 
 from drf_spectacular.utils import (
+    OpenApiParameter,
     PolymorphicProxySerializer,
     extend_schema_field,
     extend_schema_serializer,
@@ -63,12 +64,53 @@ ConversationPage = envelope(
     "ConversationPage", data=ConversationOutputSerializer(many=True), meta=_cursor_meta("ConversationPageMeta")
 )
 
+
+def lineage_field() -> serializers.Serializer:
+    """What the memory service erased along with a change (erasure that follows
+    lineage): the memories derived from the removed text, deleted with all of
+    their versions; the rolling summaries cleared; the jobs queued to derive
+    them again from what remains. Present when the memory service is installed."""
+    return inline_serializer(
+        name="Lineage",
+        required=False,
+        fields={
+            "memories_deleted": serializers.IntegerField(),
+            "memory_ids": serializers.ListField(child=serializers.CharField(), allow_null=True),
+            "summaries_cleared": serializers.IntegerField(),
+            "rederive_job_ids": serializers.ListField(child=serializers.CharField()),
+        },
+    )
+
+
 ConversationCleared = inline_serializer(
     name="ConversationCleared",
     fields={
         "data": ConversationOutputSerializer(),
         "meta": inline_serializer(name="ConversationClearedMeta", fields={"deleted_count": serializers.IntegerField()}),
+        "lineage": lineage_field(),
     },
+)
+MessageUpdated = inline_serializer(
+    name="MessageUpdated", fields={"data": MessageOutputSerializer(), "lineage": lineage_field()}
+)
+DeletedWithLineage = inline_serializer(
+    name="DeletedWithLineage",
+    fields={
+        "data": inline_serializer(
+            name="DeletedObject", fields={"id": serializers.CharField(), "deleted": serializers.BooleanField()}
+        ),
+        "lineage": lineage_field(),
+    },
+)
+PREFER_PARAMETER = OpenApiParameter(
+    name="Prefer",
+    location=OpenApiParameter.HEADER,
+    required=False,
+    type=str,
+    description=(
+        "`return=representation`: answer 200 with `{data, lineage}` instead of 204. A 204 carries the "
+        "lineage object as JSON in its `Memory-Lineage` header (`memory_ids` null when too long for a header)."
+    ),
 )
 
 

@@ -6,6 +6,7 @@ path; see `services.validate_conversation_id` for what it may contain.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -16,18 +17,20 @@ from rest_framework.response import Response
 from rest_framework.settings import APISettings
 from rest_framework.viewsets import GenericViewSet
 
-from conversations import formats, selectors, services
+from conversations import formats, hooks, selectors, services
 from conversations.models import Branch, Conversation, Message
 from conversations.schema import (
+    PREFER_PARAMETER,
     BranchEnvelope,
     BranchList,
     ConversationCleared,
     ConversationEnvelope,
     ConversationPage,
+    DeletedWithLineage,
     MessageAppendAnswer,
     MessageAppendRequest,
-    MessageEnvelope,
     MessagePage,
+    MessageUpdated,
 )
 from conversations.serializers import (
     BranchCreateInputSerializer,
@@ -42,7 +45,7 @@ from conversations.serializers import (
     MessageOutputSerializer,
     MessageUpdateInputSerializer,
 )
-from memory_project.api import request_workspace
+from memory_project.api import request_actor, request_workspace
 from memory_project.errors import ValidationError
 
 SLASH_MESSAGE = "conversation_id: must not contain '/' (it cannot travel in a URL path segment)."
@@ -88,6 +91,30 @@ def _input(serializer_class: type, data: Any) -> dict[str, Any]:
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
+
+
+def _deleted(request: Request, object_id: str, answers: dict[str, Any]) -> Response:
+    """A delete answers 204 as it always did, with what the memory service
+    erased along with it in the `Memory-Lineage` header (JSON); a client that
+    sends `Prefer: return=representation` gets 200 and the same in the body."""
+    if "return=representation" in request.headers.get("Prefer", ""):
+        return Response({"data": {"id": object_id, "deleted": True}, **answers})
+    headers = {}
+    if "lineage" in answers:
+        headers["Memory-Lineage"] = _header_json(answers["lineage"])
+    return Response(status=status.HTTP_204_NO_CONTENT, headers=headers)
+
+
+# A header stays well under common proxies' 8 KB limit; past this the ids are
+# left out (the counts stay) and the body form has them all.
+MAX_LINEAGE_HEADER_CHARS = 4000
+
+
+def _header_json(value: dict[str, Any]) -> str:
+    text = json.dumps(value, separators=(",", ":"))
+    if len(text) > MAX_LINEAGE_HEADER_CHARS:
+        text = json.dumps({**value, "memory_ids": None}, separators=(",", ":"))
+    return text
 
 
 def _message_data(messages: list, *, conversation_id: str, branch_names: dict[str, str] | None = None) -> Any:
@@ -147,9 +174,11 @@ class ConversationViewSet(ConversationScopedViewSet):
         )
         return Response({"data": ConversationOutputSerializer(conversation).data})
 
+    @extend_schema(parameters=[PREFER_PARAMETER], responses={200: DeletedWithLineage, 204: None})
     def destroy(self, request: Request, conversation_id: str) -> Response:
-        services.conversation_delete(workspace=request_workspace(request), external_id=conversation_id)
-        return Response(status=status.HTTP_204_NO_CONTENT)
+        with hooks.collect_answers(actor=request_actor(request)) as answers:
+            services.conversation_delete(workspace=request_workspace(request), external_id=conversation_id)
+        return _deleted(request, conversation_id, answers)
 
 
 class _MessageFormatNegotiation(DefaultContentNegotiation):
@@ -249,25 +278,34 @@ class MessageViewSet(ConversationScopedViewSet):
     @extend_schema(operation_id="conversations_messages_clear", responses={200: ConversationCleared})
     def clear(self, request: Request, conversation_id: str) -> Response:
         workspace = request_workspace(request)
-        deleted = services.messages_clear(workspace=workspace, external_id=conversation_id)
+        with hooks.collect_answers(actor=request_actor(request)) as answers:
+            deleted = services.messages_clear(workspace=workspace, external_id=conversation_id)
         conversation = selectors.conversation_get_or_404(workspace=workspace, external_id=conversation_id)
-        return Response({"data": ConversationOutputSerializer(conversation).data, "meta": {"deleted_count": deleted}})
+        return Response({
+            "data": ConversationOutputSerializer(conversation).data, "meta": {"deleted_count": deleted}, **answers,
+        })
 
-    @extend_schema(request=MessageUpdateInputSerializer, responses=MessageEnvelope)
+    @extend_schema(request=MessageUpdateInputSerializer, responses=MessageUpdated)
     def partial_update(self, request: Request, conversation_id: str, message_id: str) -> Response:
         params = _input(MessageUpdateInputSerializer, request.data)
-        message = services.message_update(
-            workspace=request_workspace(request),
-            external_id=conversation_id,
-            message_id=message_id,
-            content=params.get("content", services.UNSET),
-            metadata=params.get("metadata", services.UNSET),
-        )
-        return Response({"data": MessageOutputSerializer(message, context={"conversation_id": conversation_id}).data})
+        with hooks.collect_answers(actor=request_actor(request)) as answers:
+            message = services.message_update(
+                workspace=request_workspace(request),
+                external_id=conversation_id,
+                message_id=message_id,
+                content=params.get("content", services.UNSET),
+                metadata=params.get("metadata", services.UNSET),
+            )
+        data = MessageOutputSerializer(message, context={"conversation_id": conversation_id}).data
+        return Response({"data": data, **answers})
 
+    @extend_schema(parameters=[PREFER_PARAMETER], responses={200: DeletedWithLineage, 204: None})
     def destroy(self, request: Request, conversation_id: str, message_id: str) -> Response:
-        services.message_delete(workspace=request_workspace(request), external_id=conversation_id, message_id=message_id)
-        return Response(status=status.HTTP_204_NO_CONTENT)
+        with hooks.collect_answers(actor=request_actor(request)) as answers:
+            services.message_delete(
+                workspace=request_workspace(request), external_id=conversation_id, message_id=message_id
+            )
+        return _deleted(request, message_id, answers)
 
 
 class BranchViewSet(ConversationScopedViewSet):

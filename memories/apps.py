@@ -16,8 +16,8 @@ def _ensure_search_index(sender, using="default", **kwargs) -> None:
 def _receiver(service):
     """A signal receiver that hands the event to a keyword-only service."""
 
-    def receive(sender, event, **kwargs) -> None:
-        service(event=event)
+    def receive(sender, event, **kwargs):
+        return service(event=event)
 
     receive.__name__ = service.__name__
     return receive
@@ -41,3 +41,15 @@ class MemoriesConfig(AppConfig):
         hooks.conversation_deleted.connect(
             _receiver(scope_note_conversation_deleted), weak=False, dispatch_uid="memories_conversation_deleted"
         )
+        # Erasure that follows lineage: what was made of changed or deleted
+        # messages goes too. These receivers answer what they removed (see
+        # `conversations.hooks.collect_answers`).
+        from memories.services import lineage
+
+        for signal, service in (
+            (hooks.message_edited, lineage.lineage_note_message_edited),
+            (hooks.message_deleted, lineage.lineage_note_message_deleted),
+            (hooks.messages_cleared, lineage.lineage_note_messages_cleared),
+            (hooks.conversation_deleted, lineage.lineage_note_conversation_deleted),
+        ):
+            signal.connect(_receiver(service), weak=False, dispatch_uid=f"memories_{service.__name__}")

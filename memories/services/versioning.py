@@ -272,6 +272,27 @@ def memory_versions_redact(
     return done
 
 
+def deleted_memories_versions_redact(*, workspace, memory_ids: Iterable[str], actor: Actor) -> int:
+    """Redact every version of these memories once they are deleted (lineage
+    erasure removes derived memories for good: no old version may keep their
+    text), then scrub copies of the texts once for the whole set. Versions of
+    a memory that is still live are left alone. Call inside the deletion's
+    transaction. Returns the number of versions redacted now."""
+    memory_ids = list(memory_ids)
+    if not memory_ids:
+        return 0
+    live = set(MemoryItem.objects.filter(workspace=workspace, pk__in=memory_ids).values_list("pk", flat=True))
+    gone = [memory_id for memory_id in memory_ids if memory_id not in live]
+    versions = list(
+        MemoryVersion.objects.select_for_update()
+        .filter(workspace=workspace, memory_id__in=gone, redacted_at__isnull=True)
+        .order_by("pk")
+    )
+    _done, texts = _redact_rows(versions, actor)
+    redaction_scrub(workspace=workspace, texts=texts, memory_ids=gone)
+    return len(versions)
+
+
 def versions_purge_expired(*, now: datetime | None = None) -> int:
     """Delete the versions of memories deleted more than
     `MEMORY_VERSION_RETENTION_DAYS` ago (a memory counts as deleted when its row

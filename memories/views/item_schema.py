@@ -24,6 +24,14 @@ ERRORS = {
     409: OpenApiResponse(description="conflict_error / memory_precondition_failed / memory_edge_conflict"),
 }
 OK = {200: OpenApiResponse(OpenApiTypes.OBJECT, description='{"data": ...}'), **ERRORS}
+# Erasure that follows lineage: what went with a deleted memory or a redacted version.
+LINEAGE = (
+    '`lineage`: `{"memories_deleted": n, "memory_ids": [...], "summaries_cleared": n, "rederive_job_ids": [...]}`, '
+    "the summaries compacted from this memory, deleted with all their versions, and the jobs that compact "
+    "what remains again."
+)
+OK_LINEAGE = {200: OpenApiResponse(OpenApiTypes.OBJECT, description='{"data": ..., "lineage": {...}}. ' + LINEAGE),
+              **ERRORS}
 CREATED = {201: OpenApiResponse(OpenApiTypes.OBJECT, description='{"data": ...}'), **ERRORS}
 
 
@@ -72,7 +80,7 @@ ITEM_SCHEMA = {
     "partial_update": extend_schema(
         operation_id="memories_update", parameters=[MEMORY_ID], request=MemoryItemUpdateInputSerializer, responses=OK
     ),
-    "destroy": extend_schema(operation_id="memories_delete", parameters=[MEMORY_ID], responses=OK),
+    "destroy": extend_schema(operation_id="memories_delete", parameters=[MEMORY_ID], responses=OK_LINEAGE),
     "stats": extend_schema(operation_id="memories_stats", parameters=ITEM_FILTERS, responses=OK),
     "batch_status": extend_schema(
         operation_id="memories_batch_status", request=MemoryBatchStatusInputSerializer, responses=OK
@@ -87,7 +95,8 @@ ITEM_SCHEMA = {
         operation_id="memories_versions_retrieve", parameters=[MEMORY_ID, VERSION_ID], responses=OK
     ),
     "redact": extend_schema(
-        operation_id="memories_versions_redact", parameters=[MEMORY_ID, VERSION_ID], request=None, responses=OK
+        operation_id="memories_versions_redact", parameters=[MEMORY_ID, VERSION_ID], request=None,
+        responses=OK_LINEAGE,
     ),
     "restore": extend_schema(
         operation_id="memories_restore", parameters=[MEMORY_ID], request=MemoryRestoreInputSerializer, responses=OK

@@ -28,7 +28,7 @@ from memories.serializers.items import (
 )
 from memories.services import items as services
 from memories.services import items_batch as batch_services
-from memories.services.versioning import memory_version_redact
+from memories.services.lineage import memory_delete_following_lineage, memory_version_redact_following_lineage
 from memories.views.item_schema import ITEM_SCHEMA
 from memory_project.api import request_actor, request_workspace
 from memory_project.errors import ValidationError
@@ -103,10 +103,10 @@ class MemoryItemViewSet(viewsets.GenericViewSet):
         return Response({"data": MemoryItemOutputSerializer(item).data})
 
     def destroy(self, request: Request, memory_id: str) -> Response:
-        services.memory_item_delete(
+        report = memory_delete_following_lineage(
             workspace=request_workspace(request), actor=request_actor(request), memory_id=memory_id
         )
-        return Response({"data": {"id": memory_id, "deleted": True}})
+        return Response({"data": {"id": memory_id, "deleted": True}, "lineage": report.as_dict()})
 
     @action(detail=False, methods=["get"])
     def stats(self, request: Request) -> Response:
@@ -147,8 +147,10 @@ class MemoryItemViewSet(viewsets.GenericViewSet):
     def redact(self, request: Request, memory_id: str, version_id: str) -> Response:
         workspace = request_workspace(request)
         version_selectors.memory_item_version_get(workspace=workspace, memory_id=memory_id, version_id=version_id)
-        version = memory_version_redact(workspace=workspace, version_id=version_id, actor=request_actor(request))
-        return Response({"data": MemoryItemVersionOutputSerializer(version).data})
+        version, report = memory_version_redact_following_lineage(
+            workspace=workspace, version_id=version_id, actor=request_actor(request)
+        )
+        return Response({"data": MemoryItemVersionOutputSerializer(version).data, "lineage": report.as_dict()})
 
     @action(detail=True, methods=["post"])
     def restore(self, request: Request, memory_id: str) -> Response:

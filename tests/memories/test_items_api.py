@@ -109,7 +109,10 @@ def test_get_update_delete(api, workspace):
     assert data["updated_at"] >= got["updated_at"]
     response = api.delete(f"/v1/memories/{item.pk}")
     assert response.status_code == 200
-    assert response.json() == {"data": {"id": item.pk, "deleted": True}}
+    assert response.json() == {
+        "data": {"id": item.pk, "deleted": True},
+        "lineage": {"memories_deleted": 0, "memory_ids": [], "summaries_cleared": 0, "rederive_job_ids": []},
+    }
     assert api.get(f"/v1/memories/{item.pk}").status_code == 404
     assert api.delete(f"/v1/memories/{item.pk}").status_code == 404
 

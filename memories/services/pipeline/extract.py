@@ -168,10 +168,16 @@ def machine_written_ids(*, workspace, scope: str, scope_id: str) -> list[str]:
 def rebuild_run(job: MemoryJob) -> dict:
     """Remove the scope's machine-written memories, reset its checkpoint to 0,
     then extract from floor 1. The reset commits with a mark on the job, so a
-    rerun after a crash continues the extraction instead of resetting again."""
+    rerun after a crash continues the extraction instead of resetting again.
+    With `from_floor_no` in its payload (lineage erasure), only the floors from
+    there on are re-derived (`lineage.rederive_run`)."""
     from conversations.services import branch_processed_reset, conversation_update
     from memories.services.items_batch import memory_items_delete
 
+    if job.payload.get("from_floor_no") is not None:
+        from memories.services.lineage import rederive_run
+
+        return rederive_run(job)
     conversation, branch = _branch(job)
     if branch is None:
         return {"skipped": "conversation or branch no longer exists"}
