@@ -92,7 +92,7 @@ def test_gunicorn_answers_a_long_request_line_in_the_json_error_shape(tmp_path):
                 time.sleep(0.2)
         # 5,000 bytes: over gunicorn's default 4,094, under the service's limit.
         allowed = subprocess.run(
-            ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", f"http://127.0.0.1:{port}/healthz?pad={'x' * 5000}"],
+            ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", f"http://127.0.0.1:{port}/favicon.ico?pad={'x' * 5000}"],
             capture_output=True, text=True, timeout=30,
         )
         assert allowed.stdout == "200"
