@@ -13,7 +13,8 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from accounts.models import ApiKey
-from accounts.selectors import api_key_authenticate
+from accounts.selectors import api_key_authenticate, api_key_cache_refresh
+from accounts.throttling import AuthFailureThrottle
 
 # `last_used_at` is a hint for operators, not an audit log: writing it on every
 # request would turn each read into a write, so it is refreshed at most this often.
@@ -22,16 +23,25 @@ LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
     def authenticate(self, request):
-        raw_key = self._raw_key(request)
+        try:
+            raw_key = self._raw_key(request)
+        except exceptions.AuthenticationFailed:
+            AuthFailureThrottle().check(request)
+            raise
         if raw_key is None:
+            # Answered 401 by the permission check; counted as a failure here.
+            AuthFailureThrottle().check(request)
             return None
         api_key = api_key_authenticate(raw_key=raw_key)
         if api_key is None:
+            AuthFailureThrottle().check(request)
             raise exceptions.AuthenticationFailed("Invalid or revoked API key.")
         now = timezone.now()
         if api_key.last_used_at is None or now - api_key.last_used_at > LAST_USED_RESOLUTION:
             ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
             api_key.last_used_at = now
+            # The cached row carries the new time, so other requests skip the write.
+            api_key_cache_refresh(api_key)
         return (None, api_key)
 
     def authenticate_header(self, request) -> str:

@@ -1,12 +1,72 @@
+"""Rate limits: per API key, and per client address for requests whose key is
+missing or wrong.
+
+Fixed windows counted in the shared cache (Redis in production, the SQLite
+cache file in the embedded mode), so every web worker counts against the same
+window. A request costs one cache round trip: an `INCR` of the window's
+counter pipelined with its `EXPIRE` (DRF's own throttle reads a pickled list
+of timestamps and writes it back: two round trips and a growing value).
+"""
+
 from __future__ import annotations
 
+import time
+
+from django.core.cache import cache as default_cache
+from rest_framework import exceptions
 from rest_framework.throttling import SimpleRateThrottle
 
 from accounts.models import ApiKey
 
 
-class ApiKeyRateThrottle(SimpleRateThrottle):
-    """Requests per API key; the cache (Redis in production) holds the window."""
+def window_hit(key: str, ttl: int, *, cache=default_cache) -> int:
+    """Count one hit on the counter `key` (created with `ttl` seconds to live);
+    the count including this hit."""
+    incr_window = getattr(cache, "incr_window", None)
+    if incr_window is not None:  # memory_project.cache.SQLiteCache
+        return incr_window(key, ttl)
+    redis_client = getattr(getattr(cache, "_cache", None), "get_client", None)
+    if redis_client is not None:  # django.core.cache.backends.redis.RedisCache
+        name = cache.make_and_validate_key(key)
+        pipe = redis_client(name, write=True).pipeline(transaction=False)
+        pipe.incr(name)
+        pipe.expire(name, ttl)
+        count, _ = pipe.execute()
+        return int(count)
+    # Any other backend: not atomic across processes, right within one.
+    cache.add(key, 0, ttl)
+    try:
+        return cache.incr(key)
+    except ValueError:  # expired between the two calls
+        cache.set(key, 1, ttl)
+        return 1
+
+
+class FixedWindowThrottle(SimpleRateThrottle):
+    """`rate` ("N/period") requests per identity per window; windows start on
+    multiples of the period. `Retry-After` is the time to the next window."""
+
+    def allow_request(self, request, view) -> bool:
+        if self.rate is None:
+            return True
+        ident = self.get_cache_key(request, view)
+        if ident is None:
+            return True
+        return self.hit(ident)
+
+    def hit(self, ident: str) -> bool:
+        now = time.time()
+        window = int(now // self.duration)
+        count = window_hit(f"{ident}_{window}", self.duration + 1, cache=self.cache)
+        self._wait = (window + 1) * self.duration - now
+        return count <= self.num_requests
+
+    def wait(self) -> float | None:
+        return getattr(self, "_wait", None)
+
+
+class ApiKeyRateThrottle(FixedWindowThrottle):
+    """Requests per API key (`API_RATE_LIMIT`)."""
 
     scope = "api_key"
 
@@ -15,3 +75,19 @@ class ApiKeyRateThrottle(SimpleRateThrottle):
         if not isinstance(api_key, ApiKey):
             return None
         return self.cache_format % {"scope": self.scope, "ident": api_key.pk}
+
+
+class AuthFailureThrottle(FixedWindowThrottle):
+    """Requests with a missing, malformed or unknown key, per client address
+    (`API_AUTH_FAILURE_RATE`): a client that keeps failing authentication is
+    answered 429 instead of costing a key lookup every time."""
+
+    scope = "auth_failure"
+
+    def get_cache_key(self, request, view):
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+    def check(self, request) -> None:
+        """Count a failed authentication; raise `Throttled` past the limit."""
+        if not self.allow_request(request, None):
+            raise exceptions.Throttled(self.wait())

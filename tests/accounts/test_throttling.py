@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.test import APIClient
 from rest_framework.views import APIView
 
-from accounts.throttling import ApiKeyRateThrottle
+from accounts.throttling import ApiKeyRateThrottle, AuthFailureThrottle
 from tests.factories import make_api_key
 
 pytestmark = pytest.mark.django_db
@@ -26,6 +26,16 @@ class PingView(APIView):
 urlpatterns = [path("v1/ping", PingView.as_view())]
 
 
+def away_from_a_window_edge(margin: float, period: int = 60) -> None:
+    """Windows are fixed (minutes, hours): start a test's requests well inside
+    one, so none of them is counted in the next."""
+    import time
+
+    left = period - time.time() % period
+    if left < margin:
+        time.sleep(left + 0.2)
+
+
 @pytest.fixture(autouse=True)
 def tight_limit(settings, monkeypatch):
     settings.ROOT_URLCONF = __name__
@@ -33,6 +43,7 @@ def tight_limit(settings, monkeypatch):
     # attribute is what `SimpleRateThrottle` consults on every request.
     monkeypatch.setattr(ApiKeyRateThrottle, "rate", f"{LIMIT}/min", raising=False)
     cache.clear()
+    away_from_a_window_edge(5)
     yield
     cache.clear()
 
@@ -91,3 +102,141 @@ def test_the_window_lives_in_the_shared_cache(workspace):
 
     keys = redis.Redis.from_url(settings.CACHES["default"]["LOCATION"]).keys("*throttle_api_key*")
     assert keys, "the throttle history should be stored in Redis"
+
+
+# --- Missing and wrong keys ---------------------------------------------------------
+
+
+@pytest.fixture
+def tight_failure_limit(monkeypatch):
+    monkeypatch.setattr(AuthFailureThrottle, "rate", f"{LIMIT}/min", raising=False)
+
+
+def test_missing_and_wrong_keys_are_throttled_per_address(workspace, tight_failure_limit):
+    anon = APIClient()
+    wrong = _client(HTTP_AUTHORIZATION="Bearer mk_ffffffffffff_" + "x" * 43)
+    malformed = _client(HTTP_AUTHORIZATION="Basic abc")
+    statuses = [client.get("/v1/ping").status_code for client in (anon, wrong, malformed, anon, wrong)]
+    assert statuses == [401, 401, 401, 429, 429]
+    response = wrong.get("/v1/ping")
+    assert response.json()["error"]["type"] == "rate_limit_error"
+    assert 1 <= int(response["Retry-After"]) <= 61
+    # A good key from the same address is not held back by others' failures.
+    assert _client(HTTP_AUTHORIZATION=f"Bearer {make_api_key(workspace)}").get("/v1/ping").status_code == 200
+
+
+def test_another_address_has_its_own_failure_window(workspace, tight_failure_limit):
+    anon = APIClient()
+    for _ in range(LIMIT):
+        anon.get("/v1/ping")
+    assert anon.get("/v1/ping").status_code == 429
+    assert APIClient(REMOTE_ADDR="10.0.0.9").get("/v1/ping").status_code == 401
+
+
+@pytest.mark.postgres
+def test_a_throttled_request_is_one_redis_round_trip(workspace, monkeypatch):
+    """INCR and EXPIRE of the window's counter go out pipelined, together."""
+    import redis.connection
+
+    sent = []
+    real = redis.connection.Connection.send_packed_command
+
+    def spy(self, command, check_health=True):
+        sent.append(command)
+        return real(self, command, check_health)
+
+    raw = make_api_key(workspace)
+    client = _client(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    client.get("/v1/ping")  # the key row is cached now
+    monkeypatch.setattr(redis.connection.Connection, "send_packed_command", spy)
+    throttle = ApiKeyRateThrottle()
+    from rest_framework.request import Request
+    from rest_framework.test import APIRequestFactory
+
+    drf_request = Request(APIRequestFactory().get("/v1/ping"))
+    drf_request._authenticator, drf_request._user, drf_request._auth = None, None, _key_row(raw)
+    assert throttle.allow_request(drf_request, None)
+    assert len(sent) == 1
+    # Authentication of a cached key is one round trip too (its row and the
+    # key's change time in one MGET).
+    sent.clear()
+    assert client.get("/v1/ping").status_code == 200
+    assert len(sent) == 2
+
+
+def _key_row(raw: str):
+    from accounts.models import ApiKey
+
+    return ApiKey.objects.get(prefix=raw.split("_")[1])
+
+
+# --- The embedded mode: one window for every gunicorn worker ------------------------
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_gunicorn_workers_share_one_window_without_a_cache_server(workspace, tmp_path):
+    """Without CACHE_URL, two gunicorn workers answering at the same time
+    count against one window: 5/hour lets exactly 5 requests through, and 5
+    failed authentications are all the address gets."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+    from pathlib import Path
+
+    import httpx
+    from django.conf import settings
+    from django.db import connection
+
+    raw = make_api_key(workspace)
+    env = {**os.environ, "API_RATE_LIMIT": "5/hour", "API_AUTH_FAILURE_RATE": "5/hour", "LOG_LEVEL": "WARNING",
+           "CACHE_SQLITE_PATH": str(tmp_path / "cache.sqlite3")}
+    env.pop("CACHE_URL", None)
+    database = connection.settings_dict
+    if connection.vendor == "sqlite":
+        env["SQLITE_PATH"] = database["NAME"]
+    else:
+        env["DATABASE_URL"] = (
+            f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
+        )
+    port = _free_port()
+    away_from_a_window_edge(60, period=3600)  # the server's start and the requests fit in one window
+    gunicorn = Path(sys.executable).with_name("gunicorn")
+    # Sync workers, one request at a time each: concurrent requests must be
+    # spread over both.
+    server = subprocess.Popen(
+        [str(gunicorn), "-c", "memory_project/gunicorn.conf.py", "memory_project.wsgi", "--bind",
+         f"127.0.0.1:{port}", "--workers", "2", "--threads", "1"],
+        cwd=settings.BASE_DIR, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(150):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        base = f"http://127.0.0.1:{port}/v1/conversations"
+
+        def get(headers: dict[str, str]) -> int:
+            with httpx.Client(timeout=30) as http:  # a new connection each time
+                return http.get(base, headers=headers).status_code
+
+        with ThreadPoolExecutor(6) as pool:
+            good = list(pool.map(get, [{"Authorization": f"Bearer {raw}"}] * 12))
+            bad = list(pool.map(get, [{"Authorization": "Bearer mk_ffffffffffff_" + "y" * 43}] * 12))
+        assert sorted(good) == [200] * 5 + [429] * 7
+        assert sorted(bad) == [401] * 5 + [429] * 7
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

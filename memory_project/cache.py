@@ -1,0 +1,166 @@
+"""The shared cache of the embedded mode: one SQLite file that every gunicorn
+worker (and thread) opens, so cached API keys and throttle counters are the
+same for all of them. A per-process cache (Django's locmem) gave each worker
+its own rate-limit window: with two workers a 5/min limit let 10 through.
+
+A separate file from the service's database, so cache writes never wait on
+the database's write lock (nor it on them). Counters are updated with one
+atomic statement (`incr`, `incr_window`), which Django's file and database
+caches cannot do (their `incr` is a read then a write). Cached values are
+disposable: the file runs with `synchronous=OFF` and is rebuilt if missing.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import random
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from django.core.cache.backends.base import DEFAULT_TIMEOUT, BaseCache
+
+# Expired rows are swept by a write now and then rather than on every write.
+CULL_EVERY_WRITES = 1000
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS cache "
+    "(key TEXT PRIMARY KEY, value BLOB NOT NULL, expires REAL NOT NULL) WITHOUT ROWID"
+)
+
+
+class SQLiteCache(BaseCache):
+    """`LOCATION` is the file's path. Values are pickled; integers stored by
+    `incr` / `incr_window` stay SQL integers, so they can be counted in place."""
+
+    def __init__(self, location: str, params: dict[str, Any]):
+        super().__init__(params)
+        self._path = location
+        self._local = threading.local()
+
+    # --- Connections: one per thread and process (gunicorn forks after import).
+
+    def _db(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None or self._local.pid != os.getpid():
+            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self._path, timeout=5, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=OFF")
+            conn.execute(_SCHEMA)
+            self._local.conn, self._local.pid = conn, os.getpid()
+        return conn
+
+    def _expiry(self, timeout: Any) -> float:
+        timeout = self.get_backend_timeout(timeout)
+        return float("inf") if timeout is None else time.time() + timeout
+
+    @staticmethod
+    def _dump(value: Any) -> Any:
+        return value if type(value) is int else pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+
+    @staticmethod
+    def _load(value: Any) -> Any:
+        return value if isinstance(value, int) else pickle.loads(value)  # noqa: S301 - our own pickles
+
+    def _maybe_cull(self, db: sqlite3.Connection) -> None:
+        if random.randrange(CULL_EVERY_WRITES) == 0:  # noqa: S311 - not security
+            db.execute("DELETE FROM cache WHERE expires <= ?", (time.time(),))
+
+    # --- The cache API ------------------------------------------------------------
+
+    def get(self, key: str, default: Any = None, version: int | None = None) -> Any:
+        key = self.make_and_validate_key(key, version=version)
+        row = self._db().execute("SELECT value FROM cache WHERE key = ? AND expires > ?", (key, time.time())).fetchone()
+        return default if row is None else self._load(row[0])
+
+    def set(self, key: str, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> None:
+        key = self.make_and_validate_key(key, version=version)
+        db = self._db()
+        db.execute(
+            "INSERT INTO cache (key, value, expires) VALUES (?, ?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires = excluded.expires",
+            (key, self._dump(value), self._expiry(timeout)),
+        )
+        self._maybe_cull(db)
+
+    def add(self, key: str, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> bool:
+        key = self.make_and_validate_key(key, version=version)
+        db = self._db()
+        row = db.execute(
+            "INSERT INTO cache (key, value, expires) VALUES (?, ?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires = excluded.expires "
+            "WHERE cache.expires <= ? RETURNING 1",
+            (key, self._dump(value), self._expiry(timeout), time.time()),
+        ).fetchone()
+        return row is not None
+
+    def touch(self, key: str, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> bool:
+        key = self.make_and_validate_key(key, version=version)
+        cursor = self._db().execute(
+            "UPDATE cache SET expires = ? WHERE key = ? AND expires > ?", (self._expiry(timeout), key, time.time())
+        )
+        return cursor.rowcount > 0
+
+    def delete(self, key: str, version: int | None = None) -> bool:
+        key = self.make_and_validate_key(key, version=version)
+        return self._db().execute("DELETE FROM cache WHERE key = ?", (key,)).rowcount > 0
+
+    def delete_many(self, keys: Any, version: int | None = None) -> None:
+        names = [self.make_and_validate_key(key, version=version) for key in keys]
+        if names:
+            self._db().execute(f"DELETE FROM cache WHERE key IN ({', '.join('?' * len(names))})", names)  # noqa: S608
+
+    def get_many(self, keys: Any, version: int | None = None) -> dict[str, Any]:
+        names = {self.make_and_validate_key(key, version=version): key for key in keys}
+        if not names:
+            return {}
+        rows = self._db().execute(
+            f"SELECT key, value FROM cache WHERE key IN ({', '.join('?' * len(names))}) AND expires > ?",  # noqa: S608
+            [*names, time.time()],
+        ).fetchall()
+        return {names[name]: self._load(value) for name, value in rows}
+
+    def has_key(self, key: str, version: int | None = None) -> bool:
+        key = self.make_and_validate_key(key, version=version)
+        return self._db().execute("SELECT 1 FROM cache WHERE key = ? AND expires > ?", (key, time.time())).fetchone() is not None
+
+    def incr(self, key: str, delta: int = 1, version: int | None = None) -> int:
+        """Atomic across processes; ValueError for a missing key (Django's contract)."""
+        name = self.make_and_validate_key(key, version=version)
+        row = self._db().execute(
+            "UPDATE cache SET value = value + ? WHERE key = ? AND expires > ? AND typeof(value) = 'integer' "
+            "RETURNING value",
+            (delta, name, time.time()),
+        ).fetchone()
+        if row is None:
+            if self.has_key(key, version=version):
+                raise TypeError(f"Key '{key}' does not hold an integer.")
+            raise ValueError(f"Key '{key}' not found.")
+        return row[0]
+
+    def incr_window(self, key: str, timeout: int, version: int | None = None) -> int:
+        """Count one hit on `key`, a counter that lives `timeout` seconds from
+        its first hit; the count after this hit. One atomic statement."""
+        name = self.make_and_validate_key(key, version=version)
+        now = time.time()
+        db = self._db()
+        row = db.execute(
+            "INSERT INTO cache (key, value, expires) VALUES (?, 1, ?) ON CONFLICT (key) DO UPDATE SET "
+            "value = CASE WHEN cache.expires > ? AND typeof(cache.value) = 'integer' THEN cache.value + 1 ELSE 1 END, "
+            "expires = CASE WHEN cache.expires > ? THEN cache.expires ELSE excluded.expires END "
+            "RETURNING value",
+            (name, now + timeout, now, now),
+        ).fetchone()
+        self._maybe_cull(db)
+        return row[0]
+
+    def clear(self) -> None:
+        self._db().execute("DELETE FROM cache")
+
+    def close(self, **kwargs: Any) -> None:
+        # Kept open across requests: opening a SQLite file costs more than a lookup.
+        pass
