@@ -15,7 +15,6 @@ from mcp_types import Implementation
 
 from memory_client import MemoryClient
 from tests.factories import WorkspaceFactory, make_api_key
-from tests.live_client import aclient, api_key, client, key_pool, new_key  # noqa: F401
 
 CLIENT_NAME = "pytest-agent"
 
