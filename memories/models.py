@@ -18,6 +18,10 @@ from memory_project.ids import (
 MAX_CONTENT_BYTES = 102_400
 MAX_PATH_BYTES = 1024
 MAX_PATH_SEGMENTS = 20
+# A branch scope id is JSON.stringify([conversation_id, branch]): a 256-byte
+# conversation id and a 128-character branch name, every `"` or `\` of them
+# escaped, take up to 775 characters (1,031 bytes), so 600 was too few.
+MAX_SCOPE_ID_CHARS = 1024
 
 
 class Scope(models.TextChoices):
@@ -91,7 +95,7 @@ class MemoryItem(models.Model):
     scope = models.CharField(max_length=16, choices=Scope.choices)
     # For branch scope: JSON.stringify([conversation_id, branch_name]); for store
     # scope: the store id; for chat: the conversation id; for floor: a message id.
-    scope_id = models.CharField(max_length=600, blank=True, default="")
+    scope_id = models.CharField(max_length=MAX_SCOPE_ID_CHARS, blank=True, default="")
     type = models.CharField(max_length=16, choices=MemoryType.choices)
     summary_tier = models.CharField(max_length=8, choices=SummaryTier.choices, null=True, blank=True)
     content = models.TextField(blank=True, default="")
@@ -137,7 +141,11 @@ class MemoryItem(models.Model):
         indexes = [
             models.Index(fields=["workspace", "scope", "scope_id", "lifecycle_status"], name="mem_ws_scope"),
             models.Index(fields=["workspace", "type", "status"], name="mem_ws_type_status"),
-            models.Index(fields=["workspace", "created_at"], name="mem_ws_created"),
+            # Lists sort by (created_at, id), newest first by default, with a
+            # scope's memories the most common filter: both orders are read
+            # straight off an index, a page at a time.
+            models.Index(fields=["workspace", "created_at", "id"], name="mem_ws_created_id"),
+            models.Index(fields=["workspace", "scope", "scope_id", "created_at", "id"], name="mem_ws_scope_created"),
             models.Index(fields=["workspace", "updated_at"], name="mem_ws_updated"),
             models.Index(fields=["workspace", "importance"], name="mem_ws_importance"),
             models.Index(fields=["workspace", "fact_key"], name="mem_ws_fact_key"),
@@ -248,7 +256,7 @@ class MemoryJob(models.Model):
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memory_jobs", null=True, blank=True)
     kind = models.CharField(max_length=16, choices=JobKind.choices)
     scope = models.CharField(max_length=16, choices=Scope.choices, null=True, blank=True)
-    scope_id = models.CharField(max_length=600, blank=True, default="")
+    scope_id = models.CharField(max_length=MAX_SCOPE_ID_CHARS, blank=True, default="")
     status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.PENDING)
     cancel_requested = models.BooleanField(default=False)
     attempts = models.PositiveIntegerField(default=0)
@@ -300,7 +308,7 @@ class ScopeStateQuerySet(models.QuerySet):
 class ScopeState(models.Model):
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="scope_states")
     scope = models.CharField(max_length=16, choices=Scope.choices)
-    scope_id = models.CharField(max_length=600)
+    scope_id = models.CharField(max_length=MAX_SCOPE_ID_CHARS)
     conversation = models.ForeignKey(
         "conversations.Conversation", on_delete=models.CASCADE, null=True, blank=True, related_name="+"
     )

@@ -8,7 +8,7 @@ from typing import Any
 import django_filters
 from django.db.models import QuerySet
 
-from memories.models import JobKind, JobStatus, MemoryJob, Scope, ScopeState
+from memories.models import MAX_SCOPE_ID_CHARS, JobKind, JobStatus, MemoryJob, Scope, ScopeState
 from memories.selectors.items import filterset_errors
 from memory_project.errors import NotFoundError
 
@@ -19,7 +19,7 @@ def _choices(values) -> list[tuple[str, str]]:
 
 class MemoryJobFilterSet(django_filters.FilterSet):
     scope = django_filters.ChoiceFilter(choices=_choices(Scope.values))
-    scope_id = django_filters.CharFilter(max_length=600)
+    scope_id = django_filters.CharFilter(max_length=MAX_SCOPE_ID_CHARS)
     status = django_filters.ChoiceFilter(choices=_choices(JobStatus.values))
     kind = django_filters.ChoiceFilter(choices=_choices(JobKind.values))
 
@@ -32,7 +32,7 @@ class ScopeStateFilterSet(django_filters.FilterSet):
     """Filters a queryset annotated by `ScopeState.objects.with_pending()`."""
 
     scope = django_filters.ChoiceFilter(choices=_choices(Scope.values))
-    scope_id = django_filters.CharFilter(max_length=600)
+    scope_id = django_filters.CharFilter(max_length=MAX_SCOPE_ID_CHARS)
     dirty = django_filters.BooleanFilter(field_name="dirty")
 
     class Meta:

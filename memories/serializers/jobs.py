@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from memories.models import MemoryJob, Scope, ScopeState
+from memories.models import MAX_SCOPE_ID_CHARS, MemoryJob, Scope, ScopeState
 from memories.serializers.items import StrictInputSerializer, to_ms
 from memory_project.fields import StrictCharField
 
@@ -55,4 +55,4 @@ class ScopeStateOutputSerializer(serializers.Serializer):
 
 class ScopeActionInputSerializer(StrictInputSerializer):
     scope = serializers.ChoiceField(choices=[s for s in Scope.values if s != Scope.STORE])
-    scope_id = StrictCharField(max_length=600, allow_blank=True, trim_whitespace=False)
+    scope_id = StrictCharField(max_length=MAX_SCOPE_ID_CHARS, allow_blank=True, trim_whitespace=False)

@@ -35,11 +35,18 @@ from collections.abc import Callable
 from typing import Any
 
 from accounts.actors import Actor
-from memories.models import MAX_CONTENT_BYTES, LifecycleStatus, MemoryType, Scope, Status, SummaryTier
+from memories.models import (
+    MAX_CONTENT_BYTES,
+    MAX_SCOPE_ID_CHARS,  # noqa: F401 - the scope id limit of the item rules
+    LifecycleStatus,
+    MemoryType,
+    Scope,
+    Status,
+    SummaryTier,
+)
 from memory_project.errors import ConflictError, ValidationError
 
 MAX_FACT_KEY_CHARS = 255
-MAX_SCOPE_ID_CHARS = 600
 MAX_SOURCE_ID_CHARS = 64
 ITEM_SCOPES = (Scope.GLOBAL, Scope.USER, Scope.CHAT, Scope.BRANCH, Scope.FLOOR)
 ITEM_TYPES = (MemoryType.FACT, MemoryType.SUMMARY, MemoryType.OPEN_LOOP)

@@ -19,7 +19,17 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, Sum
 
-from memories.models import JobKind, LifecycleStatus, MemoryItem, MemoryJob, MemoryType, Scope, ScopeState, Status
+from memories.models import (
+    MAX_SCOPE_ID_CHARS,
+    JobKind,
+    LifecycleStatus,
+    MemoryItem,
+    MemoryJob,
+    MemoryType,
+    Scope,
+    ScopeState,
+    Status,
+)
 from memories.services.jobs import memory_job_enqueue
 from memory_project.errors import NotFoundError, ValidationError
 
@@ -164,8 +174,8 @@ def scope_refresh_totals(*, state: ScopeState) -> ScopeState:
 def _clean_scope(scope, scope_id) -> tuple[str, str]:
     if scope not in COMPACTABLE_SCOPES:
         raise ValidationError(f"scope: must be one of {', '.join(COMPACTABLE_SCOPES)}.")
-    if not isinstance(scope_id, str) or len(scope_id) > 600 or (scope != Scope.GLOBAL and not scope_id):
-        raise ValidationError("scope_id: required, a string of at most 600 characters.")
+    if not isinstance(scope_id, str) or len(scope_id) > MAX_SCOPE_ID_CHARS or (scope != Scope.GLOBAL and not scope_id):
+        raise ValidationError(f"scope_id: required, a string of at most {MAX_SCOPE_ID_CHARS} characters.")
     return scope, scope_id
 
 
