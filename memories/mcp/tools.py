@@ -58,7 +58,9 @@ def _validated(tool: AgentTool, arguments: Any) -> dict[str, Any]:
         arguments = {}
     if not isinstance(arguments, dict):
         raise ValidationError("The tool input must be an object.")
-    error = next(iter(sorted(_VALIDATORS[tool.name].iter_errors(arguments), key=lambda e: list(e.path))), None)
+    # The first error by field, so the same bad input always gets the same message.
+    errors = sorted(_VALIDATORS[tool.name].iter_errors(arguments), key=lambda e: [str(part) for part in e.path])
+    error = errors[0] if errors else None
     if error is not None:
         raise ValidationError(_explain(error))
     return dict(arguments)
