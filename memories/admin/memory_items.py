@@ -47,6 +47,7 @@ READONLY_FIELDS = (
     "path",
     "source_floor_id",
     "source_message_id",
+    "sources_display",
     "source_job",
     "coverage_start_floor_no",
     "coverage_end_floor_no",
@@ -145,6 +146,7 @@ class MemoryAdminBase(WorkspaceScopedAdmin, ContentFreeLogMixin, MemoryColumns, 
                 "Provenance",
                 {
                     "fields": (
+                        "sources_display",
                         "source_message_id",
                         "source_floor_id",
                         "source_job",
@@ -174,6 +176,36 @@ class MemoryAdminBase(WorkspaceScopedAdmin, ContentFreeLogMixin, MemoryColumns, 
                 },
             ),
         ]
+
+    @admin.display(description="sources")
+    def sources_display(self, obj):
+        """Every message the memory was made from, linked to its floor on the
+        conversation's page (and the summaries a macro compacts)."""
+        from django.urls import reverse
+        from django.utils.html import format_html, format_html_join
+
+        from conversations.models import Message
+        from memories.admin.history import floor_anchor
+
+        ids = list(obj.sources or [])
+        messages = {m.pk: m for m in Message.objects.filter(workspace_id=obj.workspace_id, pk__in=ids)
+                    .only("id", "conversation_id", "branch_id", "floor_no")}
+        links = []
+        for message_id in ids:
+            message = messages.get(message_id)
+            if message is None:
+                links.append((message_id, "#", "(gone)"))
+                continue
+            url = reverse("admin:conversations_conversation_change", args=[message.conversation_id])
+            links.append((f"#{message.floor_no}", f"{url}#{floor_anchor(message)}", ""))
+        parts = format_html_join(", ", '<a href="{1}">{0}</a>{2}', links) if links else "-"
+        compacted = list(obj.source_memory_ids or [])
+        if compacted:
+            memory_links = format_html_join(", ", '<a href="{}">{}</a>', (
+                (reverse("admin:memories_memoryitem_change", args=[quote(pk)]), pk) for pk in compacted))
+            return format_html("{} messages: {}<br>compacts {} summaries: {}", len(ids), parts, len(compacted),
+                               memory_links)
+        return format_html("{} messages: {}", len(ids), parts)
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:

@@ -57,6 +57,7 @@ class MemoryItemCreateInputSerializer(StrictInputSerializer):
     confidence = _raw()
     source_floor_id = _raw()
     source_message_id = _raw()
+    sources = _raw()
     status = _raw(help_text=STATUS_HELP)
     lifecycle_status = _raw()
 
@@ -72,6 +73,7 @@ class MemoryItemUpdateInputSerializer(StrictInputSerializer):
     confidence = _raw()
     source_floor_id = _raw()
     source_message_id = _raw()
+    sources = _raw()
     status = _raw(help_text=STATUS_HELP)
     lifecycle_status = _raw()
     # Optimistic concurrency (409 `memory_precondition_failed` when stale).

@@ -115,6 +115,20 @@ def clean_optional_text(name: str, value: Any, max_chars: int) -> str | None:
     return value
 
 
+MAX_SOURCES = 10_000  # a conversation's whole length
+
+
+def clean_sources(value: Any) -> list[str]:
+    """Message ids a memory was made from: a list of distinct ids (order kept)."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or len(value) > MAX_SOURCES or not all(
+            isinstance(v, str) and v and len(v) <= MAX_SOURCE_ID_CHARS for v in value):
+        raise ValidationError(f"sources: must be a list of at most {MAX_SOURCES} message ids "
+                              f"(strings of 1 to {MAX_SOURCE_ID_CHARS} characters).")
+    return list(dict.fromkeys(value))
+
+
 def clean_unit_float(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ValidationError(f"{name}: must be a number between 0 and 1.")

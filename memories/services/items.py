@@ -44,6 +44,7 @@ PUBLIC_FIELDS = (
     "confidence",
     "source_floor_id",
     "source_message_id",
+    "sources",
     "status",
     "lifecycle_status",
 )
@@ -130,6 +131,7 @@ def memory_item_create(
     confidence: float = 1.0,
     source_floor_id: str | None = None,
     source_message_id: str | None = None,
+    sources: list[str] | None = None,
     status: str | None = None,
     lifecycle_status: str | None = None,
     source_job: MemoryJob | str | None = None,
@@ -161,6 +163,7 @@ def memory_item_create(
         source_floor_id=rules.clean_optional_text("source_floor_id", source_floor_id, rules.MAX_SOURCE_ID_CHARS),
         source_message_id=rules.clean_optional_text("source_message_id", source_message_id, rules.MAX_SOURCE_ID_CHARS),
         source_job=_clean_source_job(workspace, source_job),
+        sources=rules.clean_sources(sources),
         status=new_status,
         lifecycle_status=new_lifecycle,
         coverage_start_floor_no=rules.clean_optional_count("coverage_start_floor_no", coverage_start_floor_no),
@@ -203,6 +206,8 @@ def _apply_changes(item: MemoryItem, changes: Mapping[str, Any], *, workspace, a
     for name in ("source_floor_id", "source_message_id"):
         if name in changes:
             setattr(item, name, rules.clean_optional_text(name, changes[name], rules.MAX_SOURCE_ID_CHARS))
+    if "sources" in changes:
+        item.sources = rules.clean_sources(changes["sources"])
     for name in ("coverage_start_floor_no", "coverage_end_floor_no", "derived_from_count", "token_count_estimate"):
         if name in changes:
             setattr(item, name, rules.clean_optional_count(name, changes[name]))

@@ -51,6 +51,7 @@ SNAPSHOT_FIELDS = (
     "confidence",
     "source_floor_id",
     "source_message_id",
+    "sources",
     "source_job_id",
     "status",
     "lifecycle_status",

@@ -286,3 +286,15 @@ def test_recall_reindex_rebuilds_the_index_from_the_rows(workspace):
     call_command("recall_reindex", verbosity=0)
     assert RecallEntry.objects.filter(kind="passage").count() == 1
     assert RecallEntry.objects.filter(kind="memory").count() == 1
+
+
+def test_the_admin_memory_page_shows_sources(admin_client, workspace, django_capture_on_commit_callbacks):
+    from django.contrib.admin.utils import quote
+
+    fixture = load_fixture("en_new_user_travel")
+    _ingest(workspace, "trip", fixture["messages"][:12],
+            django_capture_on_commit_callbacks=django_capture_on_commit_callbacks)
+    micro = MemoryItem.objects.filter(workspace=workspace, summary_tier=SummaryTier.MICRO).first()
+    page = admin_client.get(f"/admin/memories/memoryitem/{quote(micro.pk)}/change/")
+    assert page.status_code == 200
+    assert f"{len(micro.sources)} messages:" in page.content.decode()

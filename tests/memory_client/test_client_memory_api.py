@@ -51,7 +51,10 @@ def test_items_crud_filters_and_offset_pagination(client):
     assert client.memory_stats(scope="chat")["total"] == 1
 
     got = client.get_memory(memory_id=items[0]["id"])
-    assert got["content"] == "fact 0"
+    assert got["content"] == "fact 0" and got["sources"] == [] and got["source_memory_ids"] == []
+    cited = client.create_memory(scope="global", type="fact", content="cited", sources=["msg_a", "msg_b", "msg_a"])
+    assert client.get_memory(memory_id=cited["id"])["sources"] == ["msg_a", "msg_b"]
+    client.delete_memory(memory_id=cited["id"])
     updated = client.update_memory(memory_id=got["id"], content="fact zero", expected_version=1)
     assert updated["content"] == "fact zero" and updated["version"] == 2
     with pytest.raises(MemoryConflictError) as stale:
