@@ -332,6 +332,8 @@ EMBEDDING_API_KEY = os.environ.get("EMBEDDING_API_KEY", "")
 EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 0)
 EMBEDDING_TIMEOUT_SECONDS = env_float("EMBEDDING_TIMEOUT_SECONDS", 30.0)
 EMBEDDING_MAX_RETRIES = min(env_int("EMBEDDING_MAX_RETRIES", 3), 5)
+# Threads of the offline model per process (0 = the engine's default: all cores).
+EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0)
 
 # --- Security -----------------------------------------------------------------
 SECURE_CONTENT_TYPE_NOSNIFF = True
