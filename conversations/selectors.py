@@ -391,3 +391,32 @@ def messages_for_reindex(*, workspace_id: str | None, chunk: int):
         for message in page:
             by_workspace.setdefault(message.workspace_id, []).append(message)
         yield from by_workspace.items()
+
+
+def messages_quoting(*, workspace: Workspace, text: str) -> list[tuple[str, str, Any]]:
+    """(conversation's business id, message id, content) of the workspace's
+    messages whose content holds `text`, for redacting a text everywhere.
+
+    The database narrows by the content's JSON text (where a non-ASCII
+    character may be stored escaped, so both spellings are asked for); each
+    candidate is then checked on its decoded strings."""
+    from django.db.models import TextField
+    from django.db.models.functions import Cast
+
+    escaped = json.dumps(text)[1:-1]
+    rows = (Message.objects.filter(workspace=workspace)
+            .annotate(raw=Cast("content", TextField()))
+            .filter(Q(raw__contains=text) | Q(raw__contains=escaped))
+            .order_by("conversation_id", "floor_no")
+            .values_list("conversation__external_id", "pk", "content"))
+    return [row for row in rows if _holds(row[2], text)]
+
+
+def _holds(value: Any, text: str) -> bool:
+    if isinstance(value, str):
+        return text in value
+    if isinstance(value, list):
+        return any(_holds(element, text) for element in value)
+    if isinstance(value, dict):
+        return any(_holds(element, text) for element in value.values())
+    return False

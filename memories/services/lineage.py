@@ -194,6 +194,18 @@ def _purge_indexes() -> None:
     # Deleted rows leave their terms in older FTS5 segments until a merge.
     search_index_purge()
     recall_index_purge()
+    transaction.on_commit(_wal_checkpoint)
+
+
+def _wal_checkpoint() -> None:
+    """SQLite's write-ahead log holds the pages as they were before the erasure
+    until a checkpoint copies them back; empty it once the erasure commits (a
+    busy reader only delays it to the next automatic checkpoint)."""
+    from django.db import connection
+
+    if connection.vendor == "sqlite" and not connection.in_atomic_block:
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def _rederive_floor(*, scope_id: str, erased: list[dict], event_floor: int | None, event_scope_id: str | None) -> int:
@@ -631,7 +643,9 @@ def clean_redact_text(text: Any) -> str:
 
 
 def workspace_text_redact(*, workspace, actor: Actor, text: str) -> dict[str, Any]:
-    """Redact `text` everywhere in a workspace's memories: each live memory
+    """Redact `text` everywhere in a workspace: each message quoting it is
+    edited (the text replaced by a mark), which erases and re-derives what
+    was made from it (the receivers above); each live memory
     holding it gets the text replaced by a mark (a new version) and all its
     earlier versions redacted; other versions holding it are redacted;
     summaries compacted from those memories are erased and re-derived;
@@ -641,10 +655,15 @@ def workspace_text_redact(*, workspace, actor: Actor, text: str) -> dict[str, An
     from memories.services.versioning import memory_versions_redact
 
     text = clean_redact_text(text)
+    report = LineageReport()
+    # Messages first, each in its own commit: their receivers run after it.
+    messages = _messages_redact(workspace=workspace, actor=actor, text=text, report=report)
     with transaction.atomic():
         found = workspace_text_occurrences(workspace=workspace, text=text)
         scopes = set(MemoryItem.objects.filter(pk__in=found.memory_ids).values_list("scope", "scope_id"))
-        report = lineage_erase_memories(workspace=workspace, actor=actor, memory_ids=found.memory_ids, scopes=scopes)
+        erased = lineage_erase_memories(workspace=workspace, actor=actor, memory_ids=found.memory_ids, scopes=scopes)
+        report.memory_ids += erased.memory_ids
+        report.rederive_job_ids += erased.rederive_job_ids
         replaced = 0
         for item in MemoryItem.objects.filter(workspace=workspace, pk__in=found.memory_ids).only("pk", "content"):
             memory_redact_and_replace(workspace=workspace, actor=actor, memory_id=item.pk,
@@ -662,8 +681,8 @@ def workspace_text_redact(*, workspace, actor: Actor, text: str) -> dict[str, An
             if version_ids:
                 versions += len(memory_versions_redact(workspace=workspace, memory_id=memory_id, actor=actor,
                                                        version_ids=version_ids))
-        states = list(ScopeState.objects.filter(pk__in=found.rolling_states))
-        cleared = 0
+        states = list(ScopeState.objects.filter(pk__in=found.rolling_states, rolling_summary__contains=text))
+        cleared = report.summaries_cleared
         for state in states:
             external_id = None
             if state.scope == Scope.BRANCH:
@@ -677,8 +696,36 @@ def workspace_text_redact(*, workspace, actor: Actor, text: str) -> dict[str, An
     return {
         "memories_replaced": replaced,
         "versions_redacted": versions,
+        "messages_redacted": messages,
         "lineage": {**report.as_dict(), "summaries_cleared": cleared},
     }
+
+
+def _replace_in_json(value: Any, text: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(text, REDACTED_MARK)
+    if isinstance(value, list):
+        return [_replace_in_json(element, text) for element in value]
+    if isinstance(value, dict):
+        return {key: _replace_in_json(element, text) for key, element in value.items()}
+    return value
+
+
+def _messages_redact(*, workspace, actor: Actor, text: str, report: LineageReport) -> int:
+    from conversations import hooks
+    from conversations.selectors import messages_quoting
+    from conversations.services import message_update
+
+    rows = messages_quoting(workspace=workspace, text=text)
+    for external_id, message_id, content in rows:
+        with hooks.collect_answers(actor=actor) as answers:
+            message_update(workspace=workspace, external_id=external_id, message_id=message_id,
+                           content=_replace_in_json(content, text))
+        found = answers.get("lineage") or {}
+        report.memory_ids += [pk for pk in found.get("memory_ids") or () if pk not in report.memory_ids]
+        report.summaries_cleared += found.get("summaries_cleared", 0)
+        report.rederive_job_ids += found.get("rederive_job_ids") or []
+    return len(rows)
 
 
 __all__ = [
