@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import connection, transaction
 
 from accounts.models import Workspace
 from conversations.framework.services.common import clean_list, clean_text, now_ms
@@ -26,7 +26,7 @@ from conversations.services import (
     new_message,
 )
 from memory_project.db import insert_rows
-from memory_project.errors import PreconditionFailedError, ValidationError
+from memory_project.errors import ConflictError, PreconditionFailedError, ValidationError
 
 MAX_PROJECT_KEY_BYTES = 1024
 MAX_SESSION_ID_BYTES = 256
@@ -54,17 +54,28 @@ def clean_key(*, project_key: Any, session_id: Any, subpath: Any = None) -> Sess
     return SessionKey(project_key, session_id, subpath)
 
 
-def conversation_id_for(project_key: str, session_id: str) -> str:
-    """The conversation id of a session: readable when it fits the id rules, else a digest."""
-    readable = f"claude:{project_key}:{session_id}"
-    if (
-        len(readable.encode("utf-8")) <= MAX_CONVERSATION_ID_BYTES
-        and "/" not in readable
-        and not any(ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 for ch in readable)
-    ):
-        return readable
+def _escape(part: str) -> str:
+    # `:` separates the parts, `%` escapes, `/` cannot travel in a URL segment.
+    return part.replace("%", "%25").replace(":", "%3A").replace("/", "%2F")
+
+
+def digest_conversation_id(project_key: str, session_id: str) -> str:
     digest = hashlib.sha256(f"{project_key}\x00{session_id}".encode()).hexdigest()[:40]
     return f"claude:{digest}"
+
+
+def conversation_id_for(project_key: str, session_id: str) -> str:
+    """The conversation id of a new session: readable when it fits the id
+    rules, else a digest. One id per key: each part is escaped, so project `a:b`
+    with session `c` (`claude:a%3Ab:c`) and project `a` with session `b:c`
+    (`claude:a:b%3Ac`) differ, and a readable id (two colons) is never a digest
+    (one colon)."""
+    readable = f"claude:{_escape(project_key)}:{_escape(session_id)}"
+    if len(readable.encode("utf-8")) <= MAX_CONVERSATION_ID_BYTES and not any(
+        ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 for ch in readable
+    ):
+        return readable
+    return digest_conversation_id(project_key, session_id)
 
 
 def _clean_entries(entries: Any) -> list[tuple[dict[str, Any], str, str | None]]:
@@ -107,33 +118,66 @@ def _mirrored_message(entry: dict[str, Any]) -> tuple[str, Any] | None:
     return entry["type"], _strip_nul(content)
 
 
-def _lock_or_create_session(*, workspace: Workspace, key: SessionKey) -> AgentSession:
-    """The locked session row, created with its conversation when missing. Call inside a transaction."""
-    session = (
+def _locked_session(*, workspace: Workspace, key: SessionKey) -> AgentSession | None:
+    return (
         AgentSession.objects.select_for_update()
         .filter(workspace=workspace, project_key=key.project_key, session_id=key.session_id)
         .select_related("conversation")
         .first()
     )
+
+
+def _serialize_first_append(*, workspace: Workspace, key: SessionKey) -> None:
+    """Make the first appends of one session key wait for each other, holding
+    no other lock: a transaction-scoped advisory lock on PostgreSQL (SQLite's
+    IMMEDIATE transactions already run one writer at a time).
+
+    Letting them race instead deadlocked: the loser of the session insert held
+    the conversation's row lock and waited for the session's, while the winner
+    held the session's and waited for the conversation's to append."""
+    if connection.vendor != "postgresql":
+        return
+    seed = f"claude-session\x00{workspace.pk}\x00{key.project_key}\x00{key.session_id}".encode()
+    lock_id = int.from_bytes(hashlib.sha256(seed).digest()[:8], "big", signed=True)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [lock_id])
+
+
+def _new_session_conversation(*, workspace: Workspace, key: SessionKey):
+    """A conversation created for this session, never one that already existed
+    (a conversation made through the API is not adopted: deleting the session
+    would delete its messages). When the session's id is taken, its digest id
+    is used; when both are, 409."""
+    tried = []
+    for external_id in dict.fromkeys(
+        [conversation_id_for(key.project_key, key.session_id), digest_conversation_id(key.project_key, key.session_id)]
+    ):
+        conversation, created = conversation_get_or_create(
+            workspace=workspace, external_id=external_id, source=FrameworkSource.CLAUDE_AGENT_SDK
+        )
+        if created:
+            return conversation
+        tried.append(external_id)
+    raise ConflictError(
+        f"Conversations {' and '.join(repr(t) for t in tried)} exist and belong to no session of this key; "
+        "rename or delete them to store this session."
+    )
+
+
+def _lock_or_create_session(*, workspace: Workspace, key: SessionKey) -> AgentSession:
+    """The locked session row, created with its conversation when missing. Call inside a transaction."""
+    session = _locked_session(workspace=workspace, key=key)
     if session is not None:
         return session
-    conversation, _ = conversation_get_or_create(
-        workspace=workspace,
-        external_id=conversation_id_for(key.project_key, key.session_id),
-        source=FrameworkSource.CLAUDE_AGENT_SDK,
+    _serialize_first_append(workspace=workspace, key=key)
+    # Created while this transaction waited? (A new statement sees its commit.)
+    session = _locked_session(workspace=workspace, key=key)
+    if session is not None:
+        return session
+    conversation = _new_session_conversation(workspace=workspace, key=key)
+    return AgentSession.objects.create(
+        workspace=workspace, conversation=conversation, project_key=key.project_key, session_id=key.session_id
     )
-    try:
-        with transaction.atomic():
-            return AgentSession.objects.create(
-                workspace=workspace, conversation=conversation, project_key=key.project_key, session_id=key.session_id
-            )
-    except IntegrityError:
-        # A concurrent first append created it; wait for its lock.
-        return (
-            AgentSession.objects.select_for_update()
-            .select_related("conversation")
-            .get(workspace=workspace, project_key=key.project_key, session_id=key.session_id)
-        )
 
 
 @dataclass(frozen=True)
