@@ -51,3 +51,12 @@ def test_a_revoked_key_is_replaced_and_stray_demo_keys_are_revoked(var_dir):
     assert api_key_authenticate(raw_key=second["API key"]) is None
     assert api_key_authenticate(raw_key=third["API key"]) is not None
     assert ApiKey.objects.filter(name="demo", revoked_at__isnull=True).count() == 1
+
+
+def test_credentials_are_owner_only_even_over_a_readable_file(var_dir):
+    output = var_dir / "demo-credentials.txt"
+    output.write_text("old")
+    output.chmod(0o644)
+    run(output)
+    for path in (output, var_dir / "admin_password", var_dir / "demo_api_key"):
+        assert oct(path.stat().st_mode & 0o777) == "0o600", path

@@ -7,6 +7,7 @@ or the database was reset) is replaced, and every other demo key of the
 workspace is revoked, so exactly one demo key is valid at a time.
 """
 
+import os
 import secrets
 from pathlib import Path
 
@@ -23,8 +24,13 @@ DEMO_KEY_NAME = "demo"
 
 
 def _write_secret(path: Path, value: str) -> None:
-    path.write_text(value)
-    path.chmod(0o600)
+    """Owner-only from the first byte: writing and then chmod-ing leaves a
+    moment when the secret is readable by all, and an existing file keeps its
+    mode when opened for writing."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        os.fchmod(handle.fileno(), 0o600)
+        handle.write(value)
 
 
 class Command(BaseCommand):
