@@ -15,10 +15,13 @@ What it does, end to end, against the real service:
    the message metadata, keeping turn -> message id.
 3. Starts one Celery worker (after ingestion, so the extraction batches are the
    same on every run; `--live-worker` runs it during ingestion instead) and
-   waits until no memory job is pending or running and every floor of every
-   conversation is processed, queueing the tail's extraction if it was left
-   below the thresholds. Automatic compaction is held back
-   (MEMORY_COMPACT_MIN_MICROS) so `service` measures before compaction.
+   waits until no memory job is pending or running, every floor of every
+   conversation is processed and every recall entry has its vector, queueing
+   the tail's extraction if it was left below the thresholds. Extraction reads
+   `--batch-floors` floors per batch (default 6, the extraction threshold: the
+   batches a conversation at a human pace gets; the service's catch-up batch
+   is 50). Automatic compaction is held back (MEMORY_COMPACT_MIN_MICROS) so
+   `service` measures before compaction.
 4. For every question and budget B, calls `POST /v1/conversations/{cid}/context`
    with {"query", "memory_token_budget": B, "max_messages": 10, "strategy"} and
    scores evidence recall: per question, the share of its evidence messages that
@@ -46,7 +49,7 @@ and `recall service@1000[<category>] <value>` per question category.
 
     .venv/bin/python bench/recall.py [--quick] [--budgets 500,1000,2000]
         [--dialogs owen-rosa,priya-assistant] [--database sqlite|postgresql]
-        [--live-worker] [--keep]
+        [--batch-floors 6] [--live-worker] [--keep] [--dump results.jsonl]
 
 Environment for PostgreSQL: PG_URL (server, default
 postgres://postgres@127.0.0.1:5432), REDIS_URL (default redis://127.0.0.1:6379),
@@ -114,7 +117,7 @@ def _free_port() -> int:
 class Service:
     """gunicorn + one Celery worker on a database of the benchmark's own."""
 
-    def __init__(self, *, database: str, keep: bool) -> None:
+    def __init__(self, *, database: str, keep: bool, batch_floors: int) -> None:
         self.database = database
         self.keep = keep
         self.var = Path(tempfile.mkdtemp(prefix="recall-bench-"))
@@ -129,6 +132,7 @@ class Service:
             "API_RATE_LIMIT": "1000000/min",
             # Compaction only when the benchmark asks for it (the `compacted` pass).
             "MEMORY_COMPACT_MIN_MICROS": "1000000",
+            "MEMORY_EXTRACT_BATCH_FLOORS": str(batch_floors),
         })
         if database == "postgresql":
             pg = os.environ.get("PG_URL", "postgres://postgres@127.0.0.1:5432").rstrip("/")
@@ -616,6 +620,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="a quarter of the questions, every category kept")
     parser.add_argument("--database", choices=["sqlite", "postgresql"], default="sqlite")
     parser.add_argument("--live-worker", action="store_true", help="run the Celery worker during ingestion")
+    parser.add_argument("--batch-floors", type=int, default=6,
+                        help="floors per extraction batch (default 6, the extraction threshold, as a conversation "
+                             "at a human pace is extracted)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (database, logs)")
     parser.add_argument("--dump", type=Path, help="write per-question results (default strategy, before and after "
                                                    "compaction, every budget) to this JSON-lines file")
@@ -625,12 +632,12 @@ def main() -> int:
     started = time.monotonic()
     timings: dict[str, float] = {}
 
-    service = Service(database=args.database, keep=args.keep)
+    service = Service(database=args.database, keep=args.keep, batch_floors=args.batch_floors)
     backlog = Backlog(service.env)
     # SIGTERM ends the run like Ctrl-C does: through `finally`, which stops the processes.
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        log(f"database: {args.database}; service directory {service.var}")
+        log(f"database: {args.database}; service directory {service.var}; extraction batches of {args.batch_floors} floors")
         key = service.prepare()
         service.start_web()
         if args.live_worker:
