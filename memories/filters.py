@@ -31,6 +31,9 @@ from memories.services.item_rules import REPORTED_PENDING, STATUS_INPUTS
 # 9999-12-31T23:59:59.999Z: the largest instant a datetime can hold.
 MAX_TIMESTAMP_MS = 253_402_300_799_999
 MAX_Q_CHARS = 1000
+# Filters that pick few rows through an index of their own: a search combined
+# with one of them is checked on those rows only (memories.search).
+SELECTIVE_FILTERS = ("scope_id", "fact_key", "source_floor_id", "source_message_id", "source_job_id", "store_id")
 
 
 class MillisecondsField(forms.IntegerField):
@@ -115,7 +118,8 @@ class MemoryItemFilterSet(_SortedFilterSet):
         return queryset.filter(status=value)
 
     def filter_q(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
-        return search_filter(queryset, value)
+        data = self.form.cleaned_data
+        return search_filter(queryset, value, selective_filter=any(data.get(key) for key in SELECTIVE_FILTERS))
 
     def filter_queryset(self, queryset: QuerySet) -> QuerySet:
         data = self.form.cleaned_data

@@ -81,7 +81,8 @@ class Page:
 
     @property
     def total(self) -> int | None:
-        """Offset pages (`meta.total/limit/offset`): how many match in all."""
+        """Offset pages (`meta.total/limit/offset`): how many match in all (a
+        lower bound when `meta.total_exact` is false)."""
         return self.meta.get("total")
 
     @property
@@ -90,4 +91,6 @@ class Page:
         if "total" not in self.meta or not self.data:
             return None
         following = int(self.meta.get("offset") or 0) + len(self.data)
+        if "has_more" in self.meta:  # exact even where `total` is a bound (lists filtered by `q`)
+            return following if self.meta["has_more"] else None
         return following if following < int(self.meta["total"]) else None

@@ -24,6 +24,12 @@ ERRORS = {
     409: OpenApiResponse(description="conflict_error / memory_precondition_failed / memory_edge_conflict"),
 }
 OK = {200: OpenApiResponse(OpenApiTypes.OBJECT, description='{"data": ...}'), **ERRORS}
+PAGE_META = (
+    '{"data": [...], "meta": {"total", "limit", "offset", "has_more", "total_exact"}}. `total` is exact up to '
+    "1,000 rows past the page (beyond that it is that bound and `total_exact` is false); with `q` nothing is "
+    "counted and `total` is the page's lower bound (offset + rows, + 1 while `has_more`)."
+)
+LIST_OK = {200: OpenApiResponse(OpenApiTypes.OBJECT, description=PAGE_META), **ERRORS}
 # Erasure that follows lineage: what went with a deleted memory or a redacted version.
 LINEAGE = (
     '`lineage`: `{"memories_deleted": n, "memory_ids": [...], "summaries_cleared": n, "rederive_job_ids": [...]}`, '
@@ -74,7 +80,7 @@ VERSION_FILTERS = [
 ]
 
 ITEM_SCHEMA = {
-    "list": extend_schema(operation_id="memories_list", parameters=[*ITEM_FILTERS, *PAGE], responses=OK),
+    "list": extend_schema(operation_id="memories_list", parameters=[*ITEM_FILTERS, *PAGE], responses=LIST_OK),
     "create": extend_schema(operation_id="memories_create", request=MemoryItemCreateInputSerializer, responses=CREATED),
     "retrieve": extend_schema(operation_id="memories_retrieve", parameters=[MEMORY_ID], responses=OK),
     "partial_update": extend_schema(
@@ -89,7 +95,7 @@ ITEM_SCHEMA = {
         operation_id="memories_batch_delete", request=MemoryBatchDeleteInputSerializer, responses=OK
     ),
     "versions": extend_schema(
-        operation_id="memories_versions_list", parameters=[MEMORY_ID, *VERSION_FILTERS, *PAGE], responses=OK
+        operation_id="memories_versions_list", parameters=[MEMORY_ID, *VERSION_FILTERS, *PAGE], responses=LIST_OK
     ),
     "version": extend_schema(
         operation_id="memories_versions_retrieve", parameters=[MEMORY_ID, VERSION_ID], responses=OK
@@ -107,7 +113,7 @@ EDGE_SCHEMA = {
     "list": extend_schema(
         operation_id="memory_edges_list",
         parameters=[_q("from_id"), _q("to_id"), _q("relation"), _q("sort_by"), _q("sort_order"), *PAGE],
-        responses=OK,
+        responses=LIST_OK,
     ),
     "create": extend_schema(
         operation_id="memory_edges_create", request=MemoryEdgeCreateInputSerializer, responses=CREATED

@@ -51,15 +51,37 @@ def _int_param(params: Mapping[str, Any], name: str, default: int, low: int, hig
     return value
 
 
-def paginate(queryset: QuerySet, params: Mapping[str, Any], serializer_class) -> dict[str, Any]:
-    """Spec 003's offset page: `{"data": [...], "meta": {"total", "limit", "offset"}}`."""
+# How far past the page an exact `meta.total` is counted (see `paginate`).
+TOTAL_COUNT_AHEAD = 1000
+
+
+def paginate(
+    queryset: QuerySet, params: Mapping[str, Any], serializer_class, *, count_total: bool = True
+) -> dict[str, Any]:
+    """Spec 003's offset page: `{"data": [...], "meta": {"total", "limit", "offset", "has_more", "total_exact"}}`.
+
+    The cost stays bounded by the page, never by the table: `total` is
+    counted up to `TOTAL_COUNT_AHEAD` rows past the page (exact below that,
+    `total_exact: false` and that bound above it). Without `count_total` (a
+    list filtered by `q`, where counting means evaluating the search on every
+    match) it is the lower bound the page proves: `offset + rows + 1` when
+    more follow. Either way a client that pages while `offset + limit <
+    total`, or while `has_more`, sees every row.
+    """
     limit = _int_param(params, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
     offset = _int_param(params, "offset", 0, 0, MAX_OFFSET)
-    total = queryset.count()
-    rows = list(queryset[offset : offset + limit]) if offset < total else []
+    rows = list(queryset[offset : offset + limit + 1])
+    has_more = len(rows) > limit
+    rows = rows[:limit]
+    if count_total:
+        cap = offset + limit + TOTAL_COUNT_AHEAD
+        counted = queryset.order_by()[: cap + 1].count()
+        total, exact = (counted, True) if counted <= cap else (cap, False)
+    else:
+        total, exact = offset + len(rows) + (1 if has_more else 0), not has_more and (bool(rows) or offset == 0)
     return {
         "data": serializer_class(rows, many=True).data,
-        "meta": {"total": total, "limit": limit, "offset": offset},
+        "meta": {"total": total, "limit": limit, "offset": offset, "has_more": has_more, "total_exact": exact},
     }
 
 
@@ -77,7 +99,10 @@ class MemoryItemViewSet(viewsets.GenericViewSet):
 
     def list(self, request: Request) -> Response:
         queryset = selectors.memory_item_list(workspace=request_workspace(request), filters=request.query_params)
-        return Response(paginate(queryset, request.query_params, MemoryItemOutputSerializer))
+        # With `q` a count would run the search on every match: the page's own
+        # lower bound is reported instead (see `paginate`).
+        count_total = not request.query_params.get("q")
+        return Response(paginate(queryset, request.query_params, MemoryItemOutputSerializer, count_total=count_total))
 
     def create(self, request: Request) -> Response:
         data = validated(MemoryItemCreateInputSerializer, request)

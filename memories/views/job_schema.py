@@ -64,7 +64,15 @@ ScopeStateObject = inline_serializer(
 
 OffsetMeta = inline_serializer(
     name="OffsetPageMeta",
-    fields={"total": serializers.IntegerField(), "limit": serializers.IntegerField(), "offset": serializers.IntegerField()},
+    fields={
+        "total": serializers.IntegerField(
+            help_text="Exact when `total_exact`; otherwise a lower bound (counting stops 1,000 rows past the page)."
+        ),
+        "limit": serializers.IntegerField(),
+        "offset": serializers.IntegerField(),
+        "has_more": serializers.BooleanField(help_text="Rows follow this page."),
+        "total_exact": serializers.BooleanField(),
+    },
 )
 
 MemoryJobEnvelope = inline_serializer(name="MemoryJobEnvelope", fields={"data": MemoryJobObject})

@@ -106,7 +106,7 @@ def test_list_filters_sort_and_paging(api, trio, django_assert_max_num_queries):
     with django_assert_max_num_queries(6):
         listed = api.get("/v1/memory_edges").json()
     assert [e["id"] for e in listed["data"]] == [c["id"], b["id"], a["id"]]
-    assert listed["meta"] == {"total": 3, "limit": 20, "offset": 0}
+    assert listed["meta"] == {"total": 3, "limit": 20, "offset": 0, "has_more": False, "total_exact": True}
 
     def ids(params):
         response = api.get("/v1/memory_edges", params)

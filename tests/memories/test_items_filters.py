@@ -133,10 +133,10 @@ def test_sorting(api, items, sort_by, sort_order, expected):
 def test_limit_offset_and_meta(api, items):
     response = api.get("/v1/memories", {"limit": 2, "offset": 1, "sort_order": "asc"})
     assert _ids(response) == [items["b"], items["c"]]
-    assert response.json()["meta"] == {"total": 4, "limit": 2, "offset": 1}
+    assert response.json()["meta"] == {"total": 4, "limit": 2, "offset": 1, "has_more": True, "total_exact": True}
     beyond = api.get("/v1/memories", {"offset": 10})
     assert _ids(beyond) == [] and beyond.json()["meta"]["total"] == 4
-    assert api.get("/v1/memories").json()["meta"] == {"total": 4, "limit": 20, "offset": 0}
+    assert api.get("/v1/memories").json()["meta"] == {"total": 4, "limit": 20, "offset": 0, "has_more": False, "total_exact": True}
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,7 @@ def test_list_filters_and_meta(api, workspace, other_workspace, django_assert_ma
     _job(other_workspace, "failed")
     with django_assert_max_num_queries(4):
         body = api.get("/v1/memory_jobs", {"status": "failed", "limit": 5}).json()
-    assert body["meta"] == {"total": 1, "limit": 5, "offset": 0}
+    assert body["meta"] == {"total": 1, "limit": 5, "offset": 0, "has_more": False, "total_exact": True}
     assert body["data"][0]["status"] == "failed" and body["data"][0]["scope_id"] == '["c","main"]'
     assert api.get("/v1/memory_jobs", {"kind": "compact"}).json()["meta"]["total"] == 1
     assert api.get("/v1/memory_jobs", {"status": "bogus"}).status_code == 400

@@ -35,7 +35,7 @@ def test_versions_newest_first_with_actors(api, workspace):
     response = api.get(f"/v1/memories/{item.pk}/versions")
     assert response.status_code == 200
     body = response.json()
-    assert body["meta"] == {"total": 3, "limit": 20, "offset": 0}
+    assert body["meta"] == {"total": 3, "limit": 20, "offset": 0, "has_more": False, "total_exact": True}
     versions = body["data"]
     assert [v["version"] for v in versions] == [3, 2, 1]
     assert [v["operation"] for v in versions] == ["modified", "modified", "created"]

@@ -35,7 +35,7 @@ def test_items_crud_filters_and_offset_pagination(client):
 
     page = client.list_memories(scope="global", limit=2, sort_by="created_at", sort_order="asc")
     assert [m["id"] for m in page.data] == [items[0]["id"], items[1]["id"]]
-    assert page.meta == {"total": 5, "limit": 2, "offset": 0} and page.total == 5 and page.next_offset == 2
+    assert page.meta == {"total": 5, "limit": 2, "offset": 0, "has_more": True, "total_exact": True} and page.total == 5 and page.next_offset == 2
     last = client.list_memories(scope="global", limit=2, offset=4, sort_by="created_at", sort_order="asc")
     assert [m["id"] for m in last.data] == [items[4]["id"]] and last.next_offset is None
     walked = list(client.iter_memories(page_size=2, scope="global", sort_by="created_at", sort_order="asc"))
