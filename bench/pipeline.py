@@ -69,7 +69,7 @@ def make_conversation(workspace, cid: str, n: int) -> str:
     Message.objects.bulk_create(rows, batch_size=2000)
     scope_id = branch_scope_id(cid, "main")
     ScopeState.objects.create(workspace=workspace, scope="branch", scope_id=scope_id, conversation=conversation,
-                              pending_floors=n, dirty=True)
+                              branch=branch)
     return scope_id
 
 
