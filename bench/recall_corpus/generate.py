@@ -250,11 +250,14 @@ class Builder:
     def build_people(self) -> None:
         T = self.T
         pools = {k: self.sample_values(v["values"], len(v["values"])) for k, v in T.OTHER.items()}
-        names = self.sample_values(T.PEOPLE, len(T.PEOPLE))
+        names = self.sample_values(sorted(T.PEOPLE), len(T.PEOPLE))
         for owner in self.cfg["owners"]:
-            relations = self.sample_values(T.RELATIONS, self.cfg["people"])
+            # Gendered relations first, while names of both kinds are left.
+            relations = sorted(self.sample_values(T.RELATIONS, self.cfg["people"]), key=lambda r: r not in T.RELATION_GENDER)
             for rel in relations:
-                p = names.pop()
+                wanted = T.RELATION_GENDER.get(rel)
+                p = next(n for n in reversed(names) if wanted is None or T.PEOPLE[n] in (wanted, "u"))
+                names.remove(p)
                 values = {**self.base_values(owner), "p": p, "rel": rel}
                 if self.zh:
                     values.update(p_en=T.PEOPLE_EN[p], rel_en=T.RELATIONS_EN[rel])

@@ -381,8 +381,11 @@ SELF = {
 # --- Facts about third parties ----------------------------------------------
 # The statement names the person but not how the speaker knows them, so asking
 # "what is Owen's sister allergic to?" needs the introduction too (multi-hop).
-PEOPLE = ["Tessa", "Malik", "Luis", "Hana", "Tom", "Greta", "Daniel", "Anjali", "Felix", "Imogen", "Kofi", "Sven", "Bea", "Rahul"]
+# Name -> "f" / "m", and the relations that say which (a sister is never Malik).
+PEOPLE = {"Tessa": "f", "Malik": "m", "Luis": "m", "Hana": "f", "Tom": "m", "Greta": "f", "Daniel": "m", "Anjali": "f",
+          "Felix": "m", "Imogen": "f", "Kofi": "m", "Sven": "m", "Bea": "f", "Rahul": "m"}
 RELATIONS = ["sister", "brother", "cousin", "coworker", "best friend", "neighbour", "roommate", "aunt", "uncle", "partner"]
+RELATION_GENDER = {"sister": "f", "aunt": "f", "brother": "m", "uncle": "m"}
 INTRO = [
     "My {rel} {p} is coming over for dinner on Sunday, so the flat needs a serious clean.",
     "Had a long call with my {rel}, {p}. We talked for two hours without noticing.",

@@ -234,9 +234,10 @@ SELF = {
     },
 }
 
-PEOPLE = ["小周", "阿杰", "美玲", "子涵", "老王", "思琪", "浩然", "婷婷", "大伟"]
-PEOPLE_EN = {"小周": "Xiao Zhou", "阿杰": "A-Jie", "美玲": "Meiling", "子涵": "Zihan", "老王": "Lao Wang", "思琪": "Siqi", "浩然": "Haoran", "婷婷": "Tingting", "大伟": "Dawei"}
+PEOPLE = {"小周": "u", "阿杰": "m", "美玲": "f", "子涵": "u", "俊杰": "m", "思琪": "f", "浩然": "m", "婷婷": "f", "大伟": "m"}
+PEOPLE_EN = {"小周": "Xiao Zhou", "阿杰": "A-Jie", "美玲": "Meiling", "子涵": "Zihan", "俊杰": "Junjie", "思琪": "Siqi", "浩然": "Haoran", "婷婷": "Tingting", "大伟": "Dawei"}
 RELATIONS = ["表姐", "同事", "闺蜜", "室友", "舅舅", "邻居", "大学同学", "男朋友", "师兄"]
+RELATION_GENDER = {"表姐": "f", "闺蜜": "f", "舅舅": "m", "男朋友": "m", "师兄": "m"}
 RELATIONS_EN = {"表姐": "cousin", "同事": "coworker", "闺蜜": "best friend", "室友": "roommate", "舅舅": "uncle", "邻居": "neighbour",
                 "大学同学": "college classmate", "男朋友": "boyfriend", "师兄": "senior from grad school"}
 INTRO = [
