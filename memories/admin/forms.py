@@ -106,3 +106,20 @@ class RedactAndReplaceForm(forms.Form):
     )
     expected_version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
     confirmed = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+
+class RedactEverywhereForm(forms.Form):
+    """A text to redact across one of the operator's workspaces."""
+
+    workspace = forms.ModelChoiceField(queryset=None, empty_label=None)
+    text = forms.CharField(
+        min_length=4, max_length=2000, strip=True,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 100}),
+        help_text="The exact text (at least 4 characters). Every copy in the workspace's messages, memories, "
+                  "versions and summaries is cleared.",
+    )
+    confirmed = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args, workspaces, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["workspace"].queryset = workspaces

@@ -112,7 +112,11 @@ class MemoryAdminBase(WorkspaceScopedAdmin, ContentFreeLogMixin, MemoryColumns, 
     changelist_title = "Memories"
 
     def changelist_view(self, request, extra_context=None):
-        return super().changelist_view(request, {"title": self.changelist_title, **(extra_context or {})})
+        can_redact_everywhere = self.has_change_permission(request) and self.has_redact_permission(request)
+        return super().changelist_view(
+            request,
+            {"title": self.changelist_title, "can_redact_everywhere": can_redact_everywhere, **(extra_context or {})},
+        )
 
     def get_search_results(self, request, queryset, search_term):
         return search_memories(queryset, search_term), False
@@ -303,6 +307,7 @@ class MemoryAdminBase(WorkspaceScopedAdmin, ContentFreeLogMixin, MemoryColumns, 
         info = self.opts.app_label, self.opts.model_name
         wrap = self.admin_site.admin_view
         custom = [
+            path("redact_everywhere/", wrap(self.redact_everywhere_view), name="{}_{}_redact_everywhere".format(*info)),
             path("<path:object_id>/source/", wrap(self.source_view), name="{}_{}_source".format(*info)),
             path(
                 "<path:object_id>/restore/<str:version_id>/",
@@ -348,6 +353,9 @@ class MemoryAdminBase(WorkspaceScopedAdmin, ContentFreeLogMixin, MemoryColumns, 
 
     def redact_and_replace_view(self, request, object_id):
         return redaction.redact_and_replace_view(self, request, unquote(object_id))
+
+    def redact_everywhere_view(self, request):
+        return redaction.redact_everywhere_view(self, request)
 
     # --- actions ----------------------------------------------------------------
 

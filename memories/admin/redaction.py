@@ -6,17 +6,26 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.admin.utils import quote
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from accounts.actors import Actor
-from memories.admin.forms import RedactAndReplaceForm
+from memories.admin.forms import RedactAndReplaceForm, RedactEverywhereForm
 from memories.admin.labels import actor_names
 from memories.admin.outcomes import Outcome, confirmation_page
 from memories.models import MemoryItem, MemoryVersion
 from memories.services.items import memory_item_restore, memory_redact_and_replace
-from memories.services.versioning import memory_version_redact, memory_versions_redact
+from memories.services.lineage import (
+    lineage_erase_memories,
+    memory_descendants,
+    memory_version_redact_following_lineage,
+    message_descendants,
+    workspace_text_occurrences,
+    workspace_text_redact,
+)
+from memories.services.versioning import memory_versions_redact
 from memory_project.errors import DomainError
 
 EXCERPT_CHARS = 120
@@ -65,6 +74,27 @@ def redactable_versions(memory_ids: list[str]) -> list[MemoryVersion]:
     return [v for v in versions if v.pk not in heads]
 
 
+def derived_memories(item: MemoryItem) -> list[MemoryItem]:
+    """The memories made from this one (summaries compacted from it, found
+    through lineage): where its text also appears, and what a redaction
+    erases and derives again."""
+    ids = memory_descendants(workspace=item.workspace, memory_ids=[item.pk])
+    return list(MemoryItem.objects.filter(pk__in=ids).only("pk", "type", "summary_tier", "content").order_by("pk"))
+
+
+def derived_rows(items: list[MemoryItem]) -> list[tuple]:
+    return [(item.pk, item.summary_tier or item.type, item.content[:EXCERPT_CHARS]) for item in items]
+
+
+DERIVED_COLUMNS = ["memory", "kind", "content"]
+
+
+def _lineage_message(count: int) -> str:
+    if not count:
+        return ""
+    return f" {count} memory(ies) derived from it were erased and are being derived again from what remains."
+
+
 def _changeable(modeladmin, request, object_id: str) -> MemoryItem:
     """The memory as its change page finds it (404 otherwise), when the operator
     may change it there (403 otherwise)."""
@@ -111,13 +141,17 @@ def redact_version_view(modeladmin, request, object_id: str, version_id: str):
         raise Http404("No such memory version.")
     if request.method == "POST" and request.POST.get("post") == "yes":
         try:
-            memory_version_redact(
+            _version, report = memory_version_redact_following_lineage(
                 workspace=item.workspace, version_id=version.pk, actor=Actor.for_user(request.user.pk)
             )
         except DomainError as error:
             modeladmin.message_user(request, f"Not redacted: {error.message}", messages.ERROR)
         else:
-            modeladmin.message_user(request, f"Redacted version {version.version}.", messages.SUCCESS)
+            modeladmin.message_user(
+                request,
+                f"Redacted version {version.version}.{_lineage_message(len(report.memory_ids))}",
+                messages.SUCCESS,
+            )
         return HttpResponseRedirect(_change_url(modeladmin, object_id))
     return _confirm(
         modeladmin,
@@ -130,6 +164,7 @@ def redact_version_view(modeladmin, request, object_id: str, version_id: str):
         versions=[version] if version.redacted_at is None else [],
         item=item,
         head=version.pk == item.current_version_id,
+        derived=derived_memories(item),
     )
 
 
@@ -141,20 +176,26 @@ def redact_and_replace_view(modeladmin, request, object_id: str):
     if request.method == "POST":
         form = RedactAndReplaceForm(request.POST)
         if form.is_valid() and form.cleaned_data["confirmed"]:
+            actor = Actor.for_user(request.user.pk)
             try:
-                _item, done = memory_redact_and_replace(
-                    workspace=item.workspace,
-                    actor=Actor.for_user(request.user.pk),
-                    memory_id=item.pk,
-                    content=form.cleaned_data["content"],
-                    expected_version=form.cleaned_data["expected_version"],
-                )
+                with transaction.atomic():
+                    _item, done = memory_redact_and_replace(
+                        workspace=item.workspace,
+                        actor=actor,
+                        memory_id=item.pk,
+                        content=form.cleaned_data["content"],
+                        expected_version=form.cleaned_data["expected_version"],
+                    )
+                    report = lineage_erase_memories(
+                        workspace=item.workspace, actor=actor, memory_ids=[item.pk], scopes=[(item.scope, item.scope_id)]
+                    )
             except DomainError as error:
                 form.add_error(None, error.message)
             else:
                 modeladmin.message_user(
                     request,
-                    f"Replaced the content and redacted {len(done)} earlier version(s).",
+                    f"Replaced the content and redacted {len(done)} earlier version(s)."
+                    f"{_lineage_message(len(report.memory_ids))}",
                     messages.SUCCESS,
                 )
                 return HttpResponseRedirect(_change_url(modeladmin, object_id))
@@ -179,13 +220,17 @@ def _render_replace(modeladmin, request, item, form, versions, *, confirming: bo
         "confirming": confirming,
         "columns": VERSION_COLUMNS,
         "rows": version_rows(versions),
+        "derived_columns": DERIVED_COLUMNS,
+        "derived_rows": derived_rows(derived_memories(item)),
         "media": modeladmin.media,
     }
     return TemplateResponse(request, "admin/memories/memoryitem/redact_and_replace.html", context)
 
 
-def _confirm(modeladmin, request, *, title, question, versions, item, head: bool = False):
+def _confirm(modeladmin, request, *, title, question, versions, item, head: bool = False, derived=()):
     context = {
+        "derived_columns": DERIVED_COLUMNS,
+        "derived_rows": derived_rows(list(derived)),
         **modeladmin.admin_site.each_context(request),
         "title": title,
         "question": question,
@@ -204,6 +249,10 @@ def redact_history_action(modeladmin, request, queryset):
     memory_ids = list(queryset.values_list("pk", flat=True))
     if request.POST.get("post") != "yes":
         versions = redactable_versions(memory_ids)
+        derived = set()
+        for item in queryset.select_related("workspace"):
+            derived.update(memory_descendants(workspace=item.workspace, memory_ids=[item.pk]))
+        derived -= set(memory_ids)
         return confirmation_page(
             modeladmin,
             request,
@@ -213,6 +262,8 @@ def redact_history_action(modeladmin, request, queryset):
             question=(
                 f"Clear the content of these {len(versions)} version(s) for good? The current version of each "
                 "live memory is kept (replace its content first to clear it). This cannot be undone."
+                + (f" This text also appears in {len(derived)} memory(ies) derived from them, which will be "
+                   "erased and derived again from what remains." if derived else "")
             ),
             rows=version_rows(versions),
             extra={"columns": VERSION_COLUMNS, "confirm_label": "Yes, redact these versions"},
@@ -220,16 +271,98 @@ def redact_history_action(modeladmin, request, queryset):
     actor = Actor.for_user(request.user.pk)
     outcome = Outcome("Redact")
     holding_text = {version.memory_id for version in redactable_versions(memory_ids)}
-    for item in MemoryItem.objects.filter(pk__in=memory_ids).select_related("workspace").only("pk", "workspace"):
+    rows = MemoryItem.objects.filter(pk__in=memory_ids).select_related("workspace")
+    for item in rows.only("pk", "scope", "scope_id", "workspace"):
         if item.pk not in holding_text:
             # Nothing left to clear: every earlier version is already redacted.
             outcome.skipped += 1
             continue
         try:
-            memory_versions_redact(workspace=item.workspace, memory_id=item.pk, actor=actor)
+            with transaction.atomic():
+                memory_versions_redact(workspace=item.workspace, memory_id=item.pk, actor=actor)
+                lineage_erase_memories(
+                    workspace=item.workspace, actor=actor, memory_ids=[item.pk], scopes=[(item.scope, item.scope_id)]
+                )
         except DomainError as error:
             outcome.fail(error)
             continue
         outcome.succeeded += 1
     outcome.report(modeladmin, request)
     return None
+
+
+def redact_everywhere_view(modeladmin, request):
+    """Redact a text across one of the operator's workspaces: messages,
+    memories, their versions, derived and rolling summaries. The first step
+    shows where the text appears; the second, confirmed, clears it. Needs the
+    redact permission and the change permission (live content is rewritten)."""
+    from accounts.admin_scope import visible_workspaces
+    from conversations.selectors import messages_quoting
+
+    if not (modeladmin.has_change_permission(request) and modeladmin.has_redact_permission(request)):
+        raise PermissionDenied
+    workspaces = visible_workspaces(request).order_by("name")
+    changelist = reverse(f"admin:memories_{modeladmin.opts.model_name}_changelist")
+    found = None
+    if request.method == "POST":
+        form = RedactEverywhereForm(request.POST, workspaces=workspaces)
+        if form.is_valid():
+            workspace, text = form.cleaned_data["workspace"], form.cleaned_data["text"]
+            if form.cleaned_data["confirmed"] and request.POST.get("post") == "yes":
+                try:
+                    result = workspace_text_redact(workspace=workspace, actor=Actor.for_user(request.user.pk), text=text)
+                except DomainError as error:
+                    modeladmin.message_user(request, f"Not redacted: {error.message}", messages.ERROR)
+                else:
+                    lineage = result["lineage"]
+                    modeladmin.message_user(
+                        request,
+                        f"Redacted the text in {result['messages_redacted']} message(s) and "
+                        f"{result['memories_replaced']} memory(ies); {result['versions_redacted']} more version(s) "
+                        f"cleared; {lineage['memories_deleted']} derived memory(ies) erased and "
+                        f"{lineage['summaries_cleared']} rolling summary(ies) cleared.",
+                        messages.SUCCESS,
+                    )
+                return HttpResponseRedirect(changelist)
+            occurrences = workspace_text_occurrences(workspace=workspace, text=text)
+            quoting = messages_quoting(workspace=workspace, text=text)
+            # Memories made from the quoting messages, found through lineage:
+            # they may hold the text reworded, where a search would miss it.
+            derived = set(occurrences.derived_ids)
+            by_conversation: dict[str, list[str]] = {}
+            for external_id, message_id, _content in quoting:
+                by_conversation.setdefault(external_id, []).append(message_id)
+            for external_id, message_ids in by_conversation.items():
+                derived.update(
+                    message_descendants(workspace=workspace, external_id=external_id, message_ids=message_ids)
+                )
+            derived -= set(occurrences.memory_ids)
+            items = list(
+                MemoryItem.objects.filter(pk__in=[*occurrences.memory_ids, *derived])
+                .only("pk", "type", "summary_tier", "content").order_by("pk")
+            )
+            found = {
+                "memories": len(occurrences.memory_ids),
+                "derived": len(derived),
+                "also": len(occurrences.memory_ids) + len(derived),
+                "versions": len(occurrences.version_ids),
+                "rolling": len(occurrences.rolling_states),
+                "messages": len(quoting),
+                "rows": derived_rows(items),
+            }
+            data = form.cleaned_data.copy()
+            data["confirmed"] = True
+            data["workspace"] = workspace.pk
+            form = RedactEverywhereForm(initial=data, workspaces=workspaces)
+    else:
+        form = RedactEverywhereForm(workspaces=workspaces)
+    context = {
+        **modeladmin.admin_site.each_context(request),
+        "title": "Redact a text everywhere",
+        "opts": modeladmin.opts,
+        "form": form,
+        "found": found,
+        "columns": DERIVED_COLUMNS,
+        "media": modeladmin.media,
+    }
+    return TemplateResponse(request, "admin/memories/memoryitem/redact_everywhere.html", context)

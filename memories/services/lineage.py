@@ -135,6 +135,21 @@ def memory_descendants(*, workspace, memory_ids: Iterable[str]) -> list[str]:
     return sorted(_derived(rows, message_ids=set(), memory_ids=memory_ids))
 
 
+def message_descendants(*, workspace, external_id: str, message_ids: Iterable[str]) -> list[str]:
+    """The memories made from these messages of one conversation (what an edit
+    or deletion of them would erase): for the admin's "also appears in"."""
+    from conversations.selectors import conversation_get
+
+    conversation = conversation_get(workspace=workspace, external_id=external_id)
+    if conversation is None:
+        return []
+    rows = _conversation_items(
+        workspace=workspace, external_id=external_id, user_id=conversation.user_id,
+        branch_names=conversation.branches.values_list("name", flat=True),
+    ).values("pk", "sources", "source_memory_ids")
+    return sorted(_derived(rows, message_ids=set(message_ids), memory_ids=set()))
+
+
 # --- erasing --------------------------------------------------------------------------
 
 

@@ -53,6 +53,7 @@ PAGE_NEEDS: dict[str, frozenset[str]] = {
     "restore": frozenset({CHANGE}),
     "redact_version": frozenset({VIEW, REDACT}),
     "redact_and_replace": frozenset({CHANGE, REDACT}),
+    "redact_everywhere": frozenset({CHANGE, REDACT}),
     "decide": frozenset({CHANGE}),
     "dashboard": frozenset({VIEW}),
     "password_change": frozenset({CHANGE}),  # auth's user password page

@@ -35,7 +35,6 @@ from memories.models import (
 )
 from memories.services.lineage import (
     LineageReport,
-    memory_delete_following_lineage,
     memory_descendants,
     workspace_text_occurrences,
     workspace_text_redact,
@@ -107,9 +106,9 @@ def tables_holding(text: str) -> set[str]:
                         value = json.dumps(value, ensure_ascii=False)
                     if isinstance(value, memoryview):
                         value = value.tobytes()
-                    if isinstance(value, str) and (plain in value or escaped in value):
-                        found.add(table)
-                    elif isinstance(value, bytes) and (raw in value or escaped.encode() in value):
+                    holds_text = isinstance(value, str) and (plain in value or escaped in value)
+                    holds_bytes = isinstance(value, bytes) and (raw in value or escaped.encode() in value)
+                    if holds_text or holds_bytes:
                         found.add(table)
     return found
 
@@ -381,3 +380,54 @@ def test_report_shape():
     assert report.as_dict() == {
         "memories_deleted": 2, "memory_ids": ["mem_a", "mem_b"], "summaries_cleared": 1, "rederive_job_ids": ["job_a"],
     }
+
+
+# --- the admin ----------------------------------------------------------------------------
+
+
+def test_admin_redaction_shows_where_the_text_also_appears(admin_client, api, workspace, case, flowed):
+    micro = MemoryItem.objects.get(workspace=workspace, content__contains=SECRETS[case],
+                                   summary_tier=SummaryTier.MICRO)
+    macro = MemoryItem.objects.get(workspace=workspace, summary_tier=SummaryTier.MACRO)
+    api.patch(f"/v1/memories/{micro.pk}", {"content": "A trip is being planned."}, format="json")
+    first = MemoryVersion.objects.filter(memory_id=micro.pk).order_by("version").first()
+    url = f"/admin/memories/memoryitem/{micro.pk}/redact/{first.pk}/"
+    page = admin_client.get(url).content.decode()
+    assert "This text also appears in 1 memory derived from it" in page and macro.pk in page
+    replace_page = admin_client.get(f"/admin/memories/memoryitem/{micro.pk}/redact_and_replace/").content.decode()
+    assert "This text also appears in 1 memory derived from it" in replace_page
+    with eager_celery(), override_settings(**PIPELINE):
+        response = admin_client.post(url, {"post": "yes"}, follow=True)
+    assert "1 memory(ies) derived from it were erased" in response.content.decode()
+    assert not MemoryItem.objects.filter(pk=macro.pk).exists()
+    assert not MemoryVersion.objects.filter(memory_id=macro.pk, redacted_at__isnull=True).exists()
+    assert MemoryVersion.objects.get(pk=first.pk).redacted_by_type == "user"
+
+
+def test_admin_redact_everywhere(admin_client, api, workspace, other_workspace, case, flowed):
+    url = "/admin/memories/memoryitem/redact_everywhere/"
+    assert "Redact a text everywhere" in admin_client.get("/admin/memories/memoryitem/").content.decode()
+    secret = SECRETS[case]
+    page = admin_client.post(url, {"workspace": workspace.pk, "text": secret}).content.decode()
+    assert "This text also appears in 3 memories" in page  # the fact, the micro, the macro
+    assert "3 memories whose content holds it" in page and "0 more memories derived from those" in page
+    assert "1 message:" in page and "Yes, redact everywhere" in page
+    assert tables_holding(secret)  # nothing changed yet
+    with eager_celery(), override_settings(**PIPELINE):
+        response = admin_client.post(url, {"workspace": workspace.pk, "text": secret, "confirmed": "True",
+                                           "post": "yes"}, follow=True)
+    assert "Redacted the text in 1 message(s)" in response.content.decode()
+    assert_gone(api, workspace, case)
+
+
+def test_admin_redact_everywhere_needs_both_permissions(client, django_user_model, workspace):
+    from django.contrib.auth.models import Permission
+
+    user = django_user_model.objects.create_user("reviewer", password="x", is_staff=True)
+    user.user_permissions.set(Permission.objects.filter(codename__in=["view_memoryitem", "change_memoryitem"]))
+    client.force_login(user)
+    url = "/admin/memories/memoryitem/redact_everywhere/"
+    assert client.get(url).status_code == 403
+    assert client.post(url, {"workspace": workspace.pk, "text": "secret text", "confirmed": "True",
+                             "post": "yes"}).status_code == 403
+    assert "Redact a text everywhere" not in client.get("/admin/memories/memoryitem/").content.decode()
