@@ -29,6 +29,7 @@ import threading
 import time
 import unicodedata
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -49,6 +50,9 @@ OFFLINE_BATCH_SIZE = 32
 # Inputs per request to a remote endpoint: well under every server's limit
 # (OpenAI allows 2,048), few enough that one timeout loses little work.
 REMOTE_BATCH_SIZE = 64
+
+# Query vectors kept per provider (1.5 KB each).
+QUERY_CACHE_SIZE = 512
 
 OFFLINE_MODEL = "multilingual-e5-small-q4"
 OFFLINE_DIMS = 384
@@ -78,6 +82,10 @@ class EmbeddingProvider(ABC):
     name: str
     batch_size: int = 32
 
+    def __init__(self) -> None:
+        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._query_cache_lock = threading.Lock()
+
     @property
     @abstractmethod
     def dims(self) -> int:
@@ -92,11 +100,27 @@ class EmbeddingProvider(ABC):
         return self._embed(texts, query=False)
 
     def embed_query(self, text: str) -> np.ndarray:
-        """The vector of a search query, shape (dims,). Asymmetric models
-        (e5) embed a query differently from a document."""
+        """The vector of a search query, shape (dims,), read-only. Asymmetric
+        models (e5) embed a query differently from a document.
+
+        Recent queries are remembered per provider: context assembly asks
+        with the same latest message again (a retry, each strategy of a
+        comparison), and a query's vector is most of a request's CPU."""
         if not isinstance(text, str):
             raise TypeError("embed_query takes one string.")
-        return self._embed([text], query=True)[0]
+        key = _prepare(text)
+        with self._query_cache_lock:
+            cached = self._query_cache.get(key)
+            if cached is not None:
+                self._query_cache.move_to_end(key)
+                return cached
+        vector = self._embed([text], query=True)[0]
+        vector.setflags(write=False)
+        with self._query_cache_lock:
+            self._query_cache[key] = vector
+            while len(self._query_cache) > QUERY_CACHE_SIZE:
+                self._query_cache.popitem(last=False)
+        return vector
 
     def _embed(self, texts: Sequence[str], *, query: bool) -> np.ndarray:
         if isinstance(texts, str):
@@ -262,6 +286,7 @@ class OpenAIEmbeddingProvider(EmbeddingProvider):
                  timeout: float = 30.0, max_retries: int = 3, http_client: Any = None) -> None:
         import openai
 
+        super().__init__()
         if not model:
             raise EmbeddingError("EMBEDDING_MODEL must be set for EMBEDDING_PROVIDER=openai.")
         if dimensions < 0:

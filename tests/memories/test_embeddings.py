@@ -8,10 +8,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -136,6 +140,24 @@ def test_offline_model_loads_once_and_serves_threads_concurrently(offline):
     for result in results:
         np.testing.assert_allclose(result, expected, atol=1e-4)
     assert embeddings._load_engine() is engine
+
+
+def test_offline_engine_threads_follow_the_setting_and_wait_passively():
+    # In a fresh interpreter: OpenMP reads its settings once, when the engine loads.
+    script = (
+        "import os, re, django; django.setup()\n"
+        "from memories.recall.embeddings import OfflineEmbeddingProvider\n"
+        "def threads(): return int(re.search(r'Threads:\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
+        "before = threads()\n"
+        "OfflineEmbeddingProvider().embed_documents(['one text', 'two texts'])\n"
+        "print(os.environ['OMP_NUM_THREADS'], os.environ['OMP_WAIT_POLICY'], threads() - before)\n"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memory_project.settings", "EMBEDDING_THREADS": "1"}
+    env.pop("OMP_NUM_THREADS", None)
+    env.pop("OMP_WAIT_POLICY", None)
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.stdout.split() == ["1", "PASSIVE", "0"]  # no thread pool started
 
 
 # --- Bytes and scoring ------------------------------------------------------------
@@ -345,6 +367,21 @@ def test_openai_provider_refuses_vectors_of_a_changed_length(fake_server):
     provider.requested_dims = 0  # the server now answers with its own length
     with pytest.raises(EmbeddingError, match="expected 8"):
         provider.embed_documents(["x"])
+
+
+def test_query_vectors_are_remembered_and_read_only(fake_server):
+    provider = _remote(fake_server)
+    first = provider.embed_query("  where is the cat?  ")
+    again = provider.embed_query("where is the cat?")
+    assert again is first and len(fake_server.requests) == 1
+    with pytest.raises(ValueError):
+        first[0] = 1.0
+    for i in range(embeddings.QUERY_CACHE_SIZE):
+        provider.embed_query(f"query {i}")
+    assert len(provider._query_cache) == embeddings.QUERY_CACHE_SIZE
+    requests = len(fake_server.requests)
+    provider.embed_query("where is the cat?")  # the oldest, evicted
+    assert len(fake_server.requests) == requests + 1
 
 
 def test_openai_provider_needs_a_model():
