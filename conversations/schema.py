@@ -65,21 +65,20 @@ ConversationPage = envelope(
 )
 
 
-def lineage_field() -> serializers.Serializer:
+class LineageSerializer(serializers.Serializer):
     """What the memory service erased along with a change (erasure that follows
     lineage): the memories derived from the removed text, deleted with all of
     their versions; the rolling summaries cleared; the jobs queued to derive
     them again from what remains. Present when the memory service is installed."""
-    return inline_serializer(
-        name="Lineage",
-        required=False,
-        fields={
-            "memories_deleted": serializers.IntegerField(),
-            "memory_ids": serializers.ListField(child=serializers.CharField(), allow_null=True),
-            "summaries_cleared": serializers.IntegerField(),
-            "rederive_job_ids": serializers.ListField(child=serializers.CharField()),
-        },
-    )
+
+    memories_deleted = serializers.IntegerField()
+    memory_ids = serializers.ListField(child=serializers.CharField(), allow_null=True)
+    summaries_cleared = serializers.IntegerField()
+    rederive_job_ids = serializers.ListField(child=serializers.CharField())
+
+
+def lineage_field() -> serializers.Serializer:
+    return LineageSerializer(required=False)
 
 
 ConversationCleared = inline_serializer(
