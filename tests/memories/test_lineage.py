@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from django.db import connection
+from django.db.models import Q
 from django.test import override_settings
 from django.utils import timezone
 
@@ -431,3 +432,37 @@ def test_admin_redact_everywhere_needs_both_permissions(client, django_user_mode
     assert client.post(url, {"workspace": workspace.pk, "text": "secret text", "confirmed": "True",
                              "post": "yes"}).status_code == 403
     assert "Redact a text everywhere" not in client.get("/admin/memories/memoryitem/").content.decode()
+
+
+# --- embeddings ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def with_vectors(settings):
+    import os
+
+    previous = os.environ.get("EMBEDDING_PROVIDER")
+    settings.EMBEDDING_PROVIDER = os.environ["EMBEDDING_PROVIDER"] = "offline"
+    yield
+    os.environ["EMBEDDING_PROVIDER"] = previous or "none"
+
+
+def test_the_vectors_of_erased_text_go_with_it(api, workspace, with_vectors):
+    messages = _append(workspace, "ascii")
+    secret_message = messages[SECRET_FLOOR - 1]
+    fact = MemoryItem.objects.get(workspace=workspace, type=MemoryType.FACT, content__contains=SECRETS["ascii"])
+    old = RecallEntry.objects.filter(Q(message_id=secret_message.pk) | Q(memory_id=fact.pk))
+    old_ids = set(old.values_list("pk", flat=True))
+    assert old_ids and not old.filter(embedding__isnull=True).exists()
+    new_text = secret_message.content.replace(SECRETS["ascii"], "(withdrawn)")
+    with eager_celery(), override_settings(**PIPELINE):
+        response = api.patch(f"/v1/conversations/{CID}/messages/{secret_message.pk}", {"content": new_text},
+                             format="json")
+    assert fact.pk in response.json()["lineage"]["memory_ids"]
+    # The old passages and the fact's entry are gone with their vectors; the
+    # edited message is indexed and embedded again from its new text.
+    assert not RecallEntry.objects.filter(pk__in=old_ids).exists()
+    rebuilt = RecallEntry.objects.filter(message_id=secret_message.pk)
+    assert rebuilt.exists() and not rebuilt.filter(embedding__isnull=True).exists()
+    assert all("whale8842" not in entry.terms for entry in rebuilt)
+    assert_gone(api, workspace, "ascii")
