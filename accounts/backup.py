@@ -49,6 +49,11 @@ EXPORT_CHUNK_SIZE = 2000
 # but never rewrites these: their hashes and meaning must not change.
 VERBATIM_FIELDS = {"content", "entry", "checkpoint", "value", "content_sha256", "key_hash", "prefix"}
 
+# Tables that hold a workspace key but describe the installation rather than the
+# workspace's data: an operator's membership names a staff user of this
+# database, who need not exist where the backup is restored.
+NOT_EXPORTED = {"accounts.workspacemembership"}
+
 # A public id: a lowercase type prefix and a ULID (see memory_project.ids).
 _ID_TOKEN = re.compile(r"\b[a-z]+_[0-9A-HJKMNP-TV-Z]{26}\b")
 
@@ -66,7 +71,9 @@ def workspace_models() -> list[tuple[type[models.Model], str]]:
     frontier: list[type[models.Model]] = [Workspace]
     # Proxies share their concrete model's table; unmanaged models are not ours to copy.
     all_models = [
-        m for m in apps.get_models(include_auto_created=True) if not m._meta.proxy and m._meta.managed
+        m
+        for m in apps.get_models(include_auto_created=True)
+        if not m._meta.proxy and m._meta.managed and m._meta.label_lower not in NOT_EXPORTED
     ]
     while frontier:
         next_frontier = []
