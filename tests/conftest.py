@@ -37,6 +37,16 @@ def _embeddings_off_by_default():
     settings.EMBEDDING_PROVIDER = previous
 
 
+@pytest.fixture(autouse=True)
+def no_auth_failure_limit(request, monkeypatch):
+    """Every test client speaks from 127.0.0.1, so the per-address limit on
+    failed authentications would count the whole suite's 401 checks together.
+    It is off except where a test sets its own rate (tests/accounts/test_throttling.py)."""
+    from accounts.throttling import AuthFailureThrottle
+
+    monkeypatch.setattr(AuthFailureThrottle, "THROTTLE_RATES", {**AuthFailureThrottle.THROTTLE_RATES, "auth_failure": None})
+
+
 @pytest.fixture
 def is_postgres() -> bool:
     return connection.vendor == "postgresql"

@@ -190,7 +190,7 @@ def build_world(api: APIClient, workspace) -> World:
         workspace=workspace, kind=JobKind.EXTRACT, scope="chat", scope_id=cid, status=JobStatus.FAILED,
         attempts=1, error=f"{SECRET} failure", finished_at=timezone.now(),
     )
-    ScopeState.objects.get_or_create(workspace=workspace, scope="chat", scope_id=cid, defaults={"dirty": True})
+    ScopeState.objects.get_or_create(workspace=workspace, scope="chat", scope_id=cid)
 
     fact_version = MemoryVersion.objects.filter(memory_id=fact["id"]).order_by("version").first()
     doc_version = MemoryVersion.objects.filter(memory_id=doc["id"]).order_by("version").first()
