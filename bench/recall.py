@@ -229,10 +229,14 @@ class Service:
                 import psycopg
 
                 admin = self.env["DATABASE_URL"].rsplit("/", 1)[0] + "/postgres"
+                import redis
+
                 with psycopg.connect(admin.replace("postgres://", "postgresql://", 1), autocommit=True) as conn:
                     conn.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
+                for url in (self.env["CELERY_BROKER_URL"], self.env["CACHE_URL"]):
+                    redis.Redis.from_url(url).flushdb()
             except Exception as exc:  # noqa: BLE001 - cleanup: report and go on
-                log(f"could not drop {DB_NAME}: {exc}")
+                log(f"could not drop {DB_NAME} or empty its Redis databases: {exc}")
         if self.keep:
             log(f"kept {self.var}")
         else:
