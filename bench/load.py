@@ -1,12 +1,14 @@
 """A bounded mixed workload against the real service on loopback.
 
-Starts gunicorn (2 workers x 4 threads, as `make run`) on a free 127.0.0.1
-port and a Celery worker, both on PostgreSQL (database `bench_load`, created
+Starts gunicorn (the production config, 2 workers x 4 threads, as `make
+run`) on a free 127.0.0.1 port and a Celery worker, both on PostgreSQL (database `bench_load`, created
 afresh) and Redis (broker and cache on their own database numbers), then runs
 50 concurrent clients for 60 seconds, each with its own API key: appends,
 message reads, memory writes, memory searches and context assembly. Prints
 throughput, p50/p99 latency per operation, the error count (anything but the
-expected 2xx) and the web workers' resident memory at the start and the end.
+expected 2xx), the web workers' CPU per request beside an authenticated DRF
+view that does nothing (the same clients, afterwards), and the web workers'
+resident memory at the start and the end.
 
     .venv/bin/python bench/load.py [--clients 50] [--seconds 60]
 
@@ -56,8 +58,11 @@ def _env() -> dict[str, str]:
         "SECRET_KEY": "bench-only-secret-key-not-for-production",
         "CELERY_BROKER_URL": f"{redis}/{db}",
         "CACHE_URL": f"{redis}/{db + 1}",
-        "DJANGO_SETTINGS_MODULE": "memory_project.settings",
+        # The service's settings plus the floor view (bench.floor_urls).
+        "DJANGO_SETTINGS_MODULE": "bench.floor_settings",
+        "PYTHONPATH": str(ROOT),
         "LOG_LEVEL": "WARNING",
+        "API_RATE_LIMIT": "100000000/min",
     }
 
 
@@ -94,6 +99,35 @@ def _rss_kib(pid: int) -> int:
     except FileNotFoundError:
         pass
     return 0
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time the processes have used so far."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
+async def _floor_client(key: str, base: str, stop_at: float, count: list[int], errors: list) -> None:
+    async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30) as client:
+        while time.monotonic() < stop_at:
+            response = await client.get("/bench/floor/ping")
+            if response.status_code != 200:
+                errors.append(f"floor -> {response.status_code}")
+            count[0] += 1
+
+
+async def _floor_load(keys: list[str], base: str, seconds: float) -> tuple[int, list]:
+    count, errors = [0], []
+    stop_at = time.monotonic() + seconds
+    await asyncio.gather(*(_floor_client(key, base, stop_at, count, errors) for key in keys))
+    return count[0], errors
 
 
 def _web_workers(master: int) -> list[int]:
@@ -181,8 +215,8 @@ def main() -> int:
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     web = subprocess.Popen(
-        [str(Path(PY).parent / "gunicorn"), "memory_project.wsgi", "--bind", f"127.0.0.1:{port}",
-         "--workers", "2", "--threads", "4", "--timeout", "60"],
+        [str(Path(PY).parent / "gunicorn"), "-c", "memory_project/gunicorn.conf.py", "memory_project.wsgi",
+         "--bind", f"127.0.0.1:{port}", "--workers", "2", "--threads", "4", "--timeout", "60"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )
     worker = subprocess.Popen(
@@ -200,8 +234,15 @@ def main() -> int:
         rss_start = {pid: _rss_kib(pid) for pid in workers}
         print(f"gunicorn on {base} (workers {workers}), celery worker {worker.pid}; "
               f"{args.clients} clients for {args.seconds:.0f}s ...", flush=True)
+        cpu_before = _cpu_seconds(workers)
         stats, errors, elapsed = asyncio.run(_load(keys, base, args.seconds))
+        web_cpu = _cpu_seconds(workers) - cpu_before
         rss_end = {pid: _rss_kib(pid) for pid in _web_workers(web.pid)}
+        # The floor: the same clients on an authenticated DRF view that does nothing.
+        cpu_before = _cpu_seconds(workers)
+        floor_requests, floor_errors = asyncio.run(_floor_load(keys, base, min(15.0, args.seconds)))
+        floor_cpu = _cpu_seconds(workers) - cpu_before
+        errors += floor_errors
     finally:
         for proc in (web, worker):
             os.killpg(proc.pid, signal.SIGTERM)
@@ -219,6 +260,8 @@ def main() -> int:
     for op in sorted(stats):
         values = stats[op]
         print(f"  {op:<13} n={len(values):>6}  p50 {_pct(values, 0.5):7.1f} ms  p99 {_pct(values, 0.99):7.1f} ms")
+    print(f"web CPU per request: {web_cpu / max(total, 1) * 1000:.2f} ms (mixed), "
+          f"{floor_cpu / max(floor_requests, 1) * 1000:.2f} ms (floor view, {floor_requests} requests)")
     print(f"errors: {len(errors)}")
     for line in sorted(set(errors))[:10]:
         print(f"  {line} (x{errors.count(line)})")

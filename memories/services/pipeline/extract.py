@@ -71,6 +71,11 @@ def extract_run(job: MemoryJob) -> dict:
     if branch is None:
         return {"skipped": "conversation or branch no longer exists"}
     view = branch_view(branch=branch)
+    # The scope's state row is made by the branch's first append (after its
+    # commit); a job queued any other way makes it here.
+    with transaction.atomic():
+        lock_scope_state(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id, conversation=conversation,
+                         branch=branch)
     provider = get_provider()
     review = job.workspace.requires_review
     batch_size = max(1, settings.MEMORY_EXTRACT_BATCH_FLOORS)

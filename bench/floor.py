@@ -1,0 +1,671 @@
+"""The hot paths beside their floors, measured in one run.
+
+Starts the service under the production gunicorn configuration
+(`memory_project/gunicorn.conf.py`, 2 workers x 4 threads as `make run`) twice:
+on PostgreSQL + Redis (database `bench_floor`, Redis databases BENCH_REDIS_DB
+and the next one for broker and cache) and in the embedded mode (a SQLite file
+and the SQLite cache under MEMORY_VAR_DIR/bench_floor). Both add two floor
+routes (`bench.floor_urls`): an authenticated DRF view that does nothing, and
+one that inserts a row and commits. Then, in 3 interleaved rounds (each path
+beside its floor or anchor within a round, the order alternating), it
+measures every goal and prints, for each, the median of the rounds:
+
+    ratio <name> <value> <op> <goal>
+
+(`<name>[sqlite]` / `<name>[postgresql]` for goals that hold on both), then
+the absolute figures and the machine's load average. Extraction and its
+memory run in child processes, through the pipeline's job service.
+
+    .venv/bin/python bench/floor.py [--quick]
+
+Environment: PG_URL (server, default postgres://postgres@127.0.0.1:5432),
+REDIS_URL (default redis://127.0.0.1:6379), BENCH_REDIS_DB (default 13; the
+cache uses the next one; shared with bench/load.py: run them one at a time),
+MEMORY_VAR_DIR. Traffic goes only to 127.0.0.1; it stops by itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import operator
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Annotated, TypedDict
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # memory_client, for the adapters' side
+PY = sys.executable
+DB_NAME = "bench_floor"
+VAR = Path(os.environ.get("MEMORY_VAR_DIR", ROOT / "var")) / "bench_floor"
+FLOOR_TABLE = "bench_floor_rows"
+ROUNDS = 3
+# (name, value, op, goal) of every goal, in the order the issue lists them.
+GOALS = {
+    "append_vs_floor": (">=", 0.6),
+    "page_vs_floor": (">=", 0.6),
+    "batch_append_vs_raw_insert": (">=", 0.5),
+    "openai_session_vs_sqlalchemy": (">=", 0.5),
+    "langgraph_vs_postgres_saver": (">=", 0.5),
+    "deep_page_vs_first": ("<=", 1.1),
+    "memory_list_q_100k_vs_10k": ("<=", 1.5),
+    "extraction_floors_per_s": (">=", 2000),
+    "extraction_peak_rss_10k_vs_1k": ("<=", 1.2),
+    "context_p50_ms_10k": ("<=", 50),
+}
+BOTH = ("deep_page_vs_first", "memory_list_q_100k_vs_10k", "extraction_floors_per_s")
+WORDS = ["tea", "coffee", "Berlin", "Lisbon", "deadline", "invoice", "garden", "piano", "ticket", "report", "budget", "hiring", "audit", "design", "roadmap", "launch", "flight", "hotel", "dinner", "meeting", "doctor", "birthday", "gift", "train", "museum", "bicycle", "recipe", "garden", "salary", "contract", "apartment", "lease", "insurance", "vacation", "concert", "novel", "podcast", "marathon", "yoga", "sister", "brother", "manager", "client", "会议", "咖啡", "绿茶", "上海", "杭州", "报告", "预算", "航班", "酒店", "生日"]
+Q_WORD = "marathon"
+# Conversations, sessions and threads a run writes are its own (`--reuse`).
+RUN = time.strftime("%H%M%S")
+
+
+class GraphState(TypedDict):
+    """The LangGraph benchmark's state: each of the 10 steps appends its name."""
+
+    steps: Annotated[list, operator.add]
+
+
+# --- Servers ----------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _env(kind: str) -> dict[str, str]:
+    var = VAR / kind
+    var.mkdir(parents=True, exist_ok=True)
+    env = {
+        **os.environ,
+        "MEMORY_VAR_DIR": str(var),
+        "DJANGO_SETTINGS_MODULE": "bench.floor_settings",
+        "SECRET_KEY": "bench-only-secret-key-not-for-production",
+        "API_RATE_LIMIT": "100000000/min",
+        "API_AUTH_FAILURE_RATE": "100000000/min",
+        "LOG_LEVEL": "WARNING",
+        "PYTHONPATH": str(ROOT),
+    }
+    for name in ("DATABASE_URL", "CACHE_URL", "CELERY_BROKER_URL", "SQLITE_PATH", "CACHE_SQLITE_PATH"):
+        env.pop(name, None)
+    if kind == "postgresql":
+        redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379").rstrip("/")
+        db = int(os.environ.get("BENCH_REDIS_DB", "13"))
+        env["DATABASE_URL"] = f"{_pg_server()}/{DB_NAME}"
+        env["CELERY_BROKER_URL"] = f"{redis_url}/{db}"
+        env["CACHE_URL"] = f"{redis_url}/{db + 1}"
+    else:
+        env["SQLITE_PATH"] = str(var / f"{DB_NAME}.sqlite3")
+    return env
+
+
+def _pg_server() -> str:
+    return os.environ.get("PG_URL", "postgres://postgres@127.0.0.1:5432").rstrip("/")
+
+
+def _pg_dsn(database: str = DB_NAME) -> str:
+    return f"{_pg_server()}/{database}".replace("postgres://", "postgresql://", 1)
+
+
+def _reset_database(kind: str, env: dict[str, str]) -> None:
+    if kind == "postgresql":
+        import psycopg
+        import redis
+
+        with psycopg.connect(_pg_dsn("postgres"), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
+            conn.execute(f'CREATE DATABASE "{DB_NAME}"')
+        for url in (env["CELERY_BROKER_URL"], env["CACHE_URL"]):
+            redis.Redis.from_url(url).flushdb()
+    else:
+        for path in (Path(env["SQLITE_PATH"]), Path(env["MEMORY_VAR_DIR"]) / "cache.sqlite3"):
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+    subprocess.run([PY, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
+
+
+class Server:
+    def __init__(self, kind: str, env: dict[str, str]):
+        self.kind, self.env = kind, env
+        self.port = _free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen(
+            [str(Path(PY).parent / "gunicorn"), "-c", "memory_project/gunicorn.conf.py", "memory_project.wsgi",
+             "--bind", f"127.0.0.1:{self.port}", "--workers", "2", "--threads", "4", "--timeout", "120"],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.base}/healthz", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        self.stop()
+        raise RuntimeError(f"{kind} server did not come up")
+
+    def stop(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=30)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+
+# --- Seeding (a child process per database, with that database's settings) -------------
+
+
+SEED = r'''
+import json, random, sys
+import django
+django.setup()
+from django.db import connection, transaction
+from accounts.services import api_key_create, workspace_create
+from conversations.models import Branch, Conversation, Message
+from conversations.services import conversation_get_or_create
+from memories.models import MemoryItem
+from memories.services.scopes import branch_scope_id
+from memories.services.versioning import content_fingerprint
+
+kind, quick = sys.argv[1], sys.argv[2] == "1"
+words = sys.argv[3].split(",")
+rng = random.Random(7)
+out = {}
+bench = workspace_create(name="Bench", slug="bench")
+out["keys"] = [api_key_create(workspace=bench, name=f"client-{i}").raw_key for i in range(16)]
+
+with connection.cursor() as cursor:
+    pk = "BIGSERIAL PRIMARY KEY" if connection.vendor == "postgresql" else "INTEGER PRIMARY KEY AUTOINCREMENT"
+    cursor.execute(f"CREATE TABLE {sys.argv[4]} (id {pk}, workspace_id VARCHAR(40) NOT NULL, body TEXT NOT NULL)")
+    cursor.execute(f"CREATE INDEX {sys.argv[4]}_ws ON {sys.argv[4]} (workspace_id)")
+
+def conversation_with(external_id, n, text):
+    conversation, _ = conversation_get_or_create(workspace=bench, external_id=external_id)
+    branch = Branch.objects.get(conversation=conversation, name="main")
+    rows = [Message(workspace=bench, conversation=conversation, branch=branch, floor_no=i, role="user" if i % 2 else "assistant",
+                    content=text(i), content_size_bytes=60, token_estimate=15) for i in range(1, n + 1)]
+    with transaction.atomic():
+        Message.objects.bulk_create(rows, batch_size=2000)
+        # Everything counts as read: the benchmark's own appends are what the pipeline sees.
+        Branch.objects.filter(pk=branch.pk).update(next_floor_no=n + 1, appended_tokens=15 * n,
+                                                   processed_floor_no=n, processed_tokens=15 * n)
+        Conversation.objects.filter(pk=conversation.pk).update(message_count=n)
+    return conversation, branch
+
+_, big = conversation_with("bench:big", 10_000, lambda i: f"message number {i} with a little text to carry along")
+out["deep_cursor"] = Message.objects.get(branch=big, floor_no=9_800).pk
+
+def memories(workspace, n, scope, scope_id):
+    batch = []
+    for i in range(n):
+        text = " ".join(rng.choice(words) for _ in range(8)) + f" #{i}"
+        sha, size = content_fingerprint(text)
+        batch.append(MemoryItem(workspace=workspace, scope=scope, scope_id=scope_id(i), type="fact", content=text,
+                                content_sha256=sha, content_size_bytes=size, importance=round(rng.random(), 3),
+                                confidence=round(rng.random(), 3), token_count_estimate=len(text) // 4))
+        if len(batch) == 5000:
+            MemoryItem.objects.bulk_create(batch)
+            batch = []
+    MemoryItem.objects.bulk_create(batch)
+
+for label, n in (("10k", 10_000), ("100k", 100_000 if not quick else 30_000)):
+    workspace = workspace_create(name=f"Memories {label}", slug=f"memories-{label}")
+    memories(workspace, n, "chat", lambda i: f"conv-{i % 500}")
+    out[f"key_{label}"] = api_key_create(workspace=workspace, name="lists").raw_key
+
+if kind == "postgresql":
+    _, ctx = conversation_with("bench:ctx", 10_000, lambda i: " ".join(rng.choice(words) for _ in range(10)))
+    memories(bench, 10_000, "branch", lambda i: branch_scope_id("bench:ctx", "main"))
+with connection.cursor() as cursor:
+    cursor.execute("ANALYZE")
+print(json.dumps(out))
+'''
+
+
+def _seed(kind: str, env: dict[str, str], quick: bool) -> dict:
+    started = time.perf_counter()
+    result = subprocess.run(
+        [PY, "-c", SEED, kind, "1" if quick else "0", ",".join(WORDS), FLOOR_TABLE],
+        cwd=ROOT, env=env, check=True, capture_output=True, text=True,
+    )
+    print(f"seeded {kind} in {time.perf_counter() - started:.0f} s", flush=True)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+# --- Extraction children ------------------------------------------------------------
+
+
+EXTRACT = r'''
+import json, os, sys, time
+import django
+django.setup()
+from accounts.services import workspace_create
+from conversations.models import Branch, Message
+from conversations.services import conversation_get_or_create
+from memories.models import JobKind
+from memories.services.jobs import memory_job_enqueue
+from memories.services.pipeline import memory_job_execute
+from memories.services.scopes import branch_scope_id
+
+floors, warm_up = int(sys.argv[1]), sys.argv[2] == "1"
+texts = [
+    "I live in Berlin and I prefer tea in the morning.",
+    "Please remind me to send the audit report before Friday.",
+    "The audit report is done, I sent it yesterday.",
+    "My budget is 400 dollars for the design project.",
+    "我住在上海，我喜欢喝绿茶。",
+    "请提醒我周五之前提交预算报告。",
+]
+
+def conversation(name, n):
+    workspace = workspace_create(name=name, slug=name)
+    conv, _ = conversation_get_or_create(workspace=workspace, external_id=name)
+    branch = Branch.objects.get(conversation=conv, name="main")
+    Message.objects.bulk_create([
+        Message(workspace=workspace, conversation=conv, branch=branch, floor_no=i, role="user" if i % 2 else "assistant",
+                content=texts[i % len(texts)] + f" ({i})", token_estimate=15) for i in range(1, n + 1)
+    ], batch_size=2000)
+    Branch.objects.filter(pk=branch.pk).update(next_floor_no=n + 1, appended_tokens=15 * n)
+    return workspace, branch_scope_id(name, "main")
+
+def extract(name, n):
+    workspace, scope_id = conversation(name, n)
+    # The job service: what a threshold crossing or a rebuild request queues.
+    # Its broker message waits unread (no worker runs here); the job runs now.
+    job, _ = memory_job_enqueue(workspace=workspace, kind=JobKind.EXTRACT, scope="branch", scope_id=scope_id)
+    started = time.perf_counter()
+    memory_job_execute(job_id=job.pk)
+    elapsed = time.perf_counter() - started
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.error
+    return elapsed
+
+def peak_kib():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+
+stamp = str(time.time_ns())
+if warm_up:
+    extract(f"warm-{stamp}", 100)  # loads what the first job loads (tokenizer tables, models)
+    with open("/proc/self/clear_refs", "w") as f:  # resets the peak RSS (VmHWM)
+        f.write("5")
+elapsed = extract(f"x-{stamp}", floors)
+print(json.dumps({"floors_per_s": floors / elapsed, "seconds": elapsed, "peak_kib": peak_kib()}))
+'''
+
+
+def _extract(env: dict[str, str], floors: int, *, warm_up: bool) -> dict:
+    # What the job queues after it (compaction, embeddings) goes to the broker
+    # unread: only the extraction is timed.
+    child_env = {**env, "CELERY_TASK_ALWAYS_EAGER": "0"}
+    result = subprocess.run([PY, "-c", EXTRACT, str(floors), "1" if warm_up else "0"], cwd=ROOT, env=child_env,
+                            capture_output=True, text=True)
+    if result.returncode:
+        raise RuntimeError(f"extraction child failed:\n{result.stderr[-3000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+# --- Measuring ------------------------------------------------------------------------
+
+
+def _throughput(request, *, clients: int, seconds: float) -> float:
+    """Requests per second that `clients` threads, each with its own
+    keep-alive connection, complete in `seconds`. `request(http, client, n)`."""
+    done = [0] * clients
+    errors: list[str] = []
+    stop_at = time.monotonic() + seconds
+
+    def run(index: int) -> None:
+        with httpx.Client(timeout=60) as http:
+            n = 0
+            while time.monotonic() < stop_at:
+                response = request(http, index, n)
+                if response.status_code >= 300:
+                    errors.append(f"{response.status_code} {response.text[:200]}")
+                    return
+                n += 1
+            done[index] = n
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(clients)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise RuntimeError(f"requests failed: {errors[:3]}")
+    return sum(done) / (time.monotonic() - started)
+
+
+def _latencies(http: httpx.Client, call, n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        started = time.perf_counter()
+        response = call(http)
+        elapsed = time.perf_counter() - started
+        if response.status_code >= 300:
+            raise RuntimeError(f"{response.status_code} {response.text[:200]}")
+        out.append(elapsed * 1000)
+    return out
+
+
+def _p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _auth(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def _pair(round_no: int, first, second):
+    """Run the two measurements in an order that alternates by round."""
+    if round_no % 2:
+        b = second()
+        a = first()
+    else:
+        a = first()
+        b = second()
+    return a, b
+
+
+def measure_append(server: Server, seed: dict, round_no: int, seconds: float) -> tuple[float, float]:
+    keys = seed["keys"]
+    body = {"role": "user", "content": "I moved to Lisbon last spring and I still prefer tea in the morning."}
+
+    def append(http, client, n):
+        return http.post(f"{server.base}/v1/conversations/append-{RUN}-{round_no}-{client}/messages", json=body,
+                         headers=_auth(keys[client]))
+
+    def insert(http, client, n):
+        return http.post(f"{server.base}/bench/floor/insert", json=body, headers=_auth(keys[client]))
+
+    return _pair(round_no, lambda: _throughput(append, clients=16, seconds=seconds),
+                 lambda: _throughput(insert, clients=16, seconds=seconds))
+
+
+def measure_page(server: Server, seed: dict, round_no: int, seconds: float) -> tuple[float, float]:
+    keys = seed["keys"]
+
+    def page(http, client, n):
+        return http.get(f"{server.base}/v1/conversations/bench:big/messages", params={"limit": 20},
+                        headers=_auth(keys[client]))
+
+    def ping(http, client, n):
+        return http.get(f"{server.base}/bench/floor/ping", headers=_auth(keys[client]))
+
+    return _pair(round_no, lambda: _throughput(page, clients=8, seconds=seconds),
+                 lambda: _throughput(ping, clients=8, seconds=seconds))
+
+
+def measure_batch(server: Server, seed: dict, round_no: int, seconds: float) -> tuple[float, float]:
+    import psycopg
+
+    key = seed["keys"][0]
+    messages = [{"role": "user" if i % 2 else "assistant", "content": f"Turn {i}: the train leaves at nine."}
+                for i in range(100)]
+
+    def batches() -> float:
+        sent, started = 0, time.monotonic()
+        with httpx.Client(timeout=60, headers=_auth(key)) as http:
+            while time.monotonic() - started < seconds:
+                # A new conversation every 90 batches: 10,000 messages is a conversation's cap.
+                cid = f"batch-{RUN}-{round_no}-{sent // 9000}"
+                response = http.post(f"{server.base}/v1/conversations/{cid}/messages", json={"messages": messages})
+                if response.status_code != 201:
+                    raise RuntimeError(f"{response.status_code} {response.text[:200]}")
+                sent += len(messages)
+        return sent / (time.monotonic() - started)
+
+    def raw() -> float:
+        rows, started = 0, time.monotonic()
+        body = json.dumps(messages[0])
+        with psycopg.connect(_pg_dsn()) as conn:
+            while time.monotonic() - started < seconds:
+                conn.execute(f"INSERT INTO {FLOOR_TABLE} (workspace_id, body) VALUES (%s, %s)", ("raw", body))
+                conn.commit()
+                rows += 1
+        return rows / (time.monotonic() - started)
+
+    return _pair(round_no, batches, raw)
+
+
+def measure_openai(server: Server, seed: dict, round_no: int, turns: int) -> tuple[float, float]:
+    from agents.extensions.memory import SQLAlchemySession
+
+    from memory_client import MemoryClient
+
+    items = [{"role": "user", "content": "Book me a table for two."},
+             {"type": "function_call", "call_id": "c1", "name": "book", "arguments": "{\"people\": 2}"},
+             {"type": "function_call_output", "call_id": "c1", "output": "booked"},
+             {"role": "assistant", "content": "Done: a table for two at eight."}]
+
+    async def run(session) -> float:
+        started = time.perf_counter()
+        for _ in range(turns):
+            await session.add_items(items)
+            got = await session.get_items(limit=20)
+            assert got, "the session read nothing back"
+        return turns / (time.perf_counter() - started)
+
+    def ours() -> float:
+        client = MemoryClient(server.base, seed["keys"][1])
+        session = client.openai_session(f"oai-{RUN}-{round_no}")
+        try:
+            return asyncio.run(run(session))
+        finally:
+            session.close()
+            client.close()
+
+    def theirs() -> float:
+        async def go() -> float:
+            session = SQLAlchemySession.from_url(f"sa-{RUN}-{round_no}", url=_pg_dsn().replace("postgresql://", "postgresql+psycopg://"),
+                                                 create_tables=True)
+            try:
+                return await run(session)
+            finally:
+                await session.engine.dispose()
+
+        return asyncio.run(go())
+
+    return _pair(round_no, ours, theirs)
+
+
+def measure_langgraph(server: Server, seed: dict, round_no: int, runs: int) -> tuple[float, float]:
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from langgraph.graph import END, START, StateGraph
+
+    from memory_client import MemoryClient
+
+    def graph_with(checkpointer):
+        builder = StateGraph(GraphState)
+        names = [f"step{i}" for i in range(10)]
+        for name in names:
+            builder.add_node(name, lambda state, name=name: {"steps": [name]})
+        builder.add_edge(START, names[0])
+        for a, b in zip(names, names[1:], strict=False):
+            builder.add_edge(a, b)
+        builder.add_edge(names[-1], END)
+        return builder.compile(checkpointer=checkpointer)
+
+    def run(checkpointer, prefix: str) -> float:
+        graph = graph_with(checkpointer)
+        started = time.perf_counter()
+        for n in range(runs):
+            result = graph.invoke({"steps": []}, {"configurable": {"thread_id": f"{prefix}-{RUN}-{round_no}-{n}"}})
+            assert len(result["steps"]) == 10
+        return runs / (time.perf_counter() - started)
+
+    def ours() -> float:
+        client = MemoryClient(server.base, seed["keys"][2])
+        try:
+            return run(client.langgraph_checkpointer, "ours")
+        finally:
+            client.close()
+
+    def theirs() -> float:
+        with PostgresSaver.from_conn_string(_pg_dsn()) as saver:
+            saver.setup()
+            return run(saver, "theirs")
+
+    return _pair(round_no, ours, theirs)
+
+
+def measure_deep_page(server: Server, seed: dict, round_no: int, n: int) -> tuple[float, float]:
+    url = f"{server.base}/v1/conversations/bench:big/messages"
+    with httpx.Client(timeout=60, headers=_auth(seed["keys"][3])) as http:
+        deep = lambda h: h.get(url, params={"limit": 20, "after": seed["deep_cursor"]})  # noqa: E731
+        first = lambda h: h.get(url, params={"limit": 20})  # noqa: E731
+        _latencies(http, first, 3)
+        a, b = _pair(round_no, lambda: _latencies(http, deep, n), lambda: _latencies(http, first, n))
+    return statistics.median(a), statistics.median(b)
+
+
+def measure_memory_list(server: Server, seed: dict, round_no: int, n: int) -> tuple[float, float]:
+    url = f"{server.base}/v1/memories"
+
+    def p95(key: str) -> float:
+        with httpx.Client(timeout=60, headers=_auth(key)) as http:
+            call = lambda h: h.get(url, params={"q": Q_WORD, "limit": 20})  # noqa: E731
+            _latencies(http, call, 3)
+            return _p(_latencies(http, call, n), 0.95)
+
+    return _pair(round_no, lambda: p95(seed["key_100k"]), lambda: p95(seed["key_10k"]))
+
+
+def measure_context(server: Server, seed: dict, n: int) -> float:
+    url = f"{server.base}/v1/conversations/bench:ctx/context"
+    body = {"query": "what about the marathon and the hotel budget?", "memory_token_budget": 2000, "max_messages": 20}
+    with httpx.Client(timeout=120, headers=_auth(seed["keys"][4])) as http:
+        call = lambda h: h.post(url, json=body)  # noqa: E731
+        _latencies(http, call, 2)
+        return statistics.median(_latencies(http, call, n))
+
+
+# --- The run ---------------------------------------------------------------------------
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller data and shorter runs (a smoke test)")
+    parser.add_argument("--reuse", action="store_true", help="keep the databases a previous run seeded")
+    args = parser.parse_args()
+    seconds = 2.0 if args.quick else 5.0
+    samples = 15 if args.quick else 40
+    figures: dict[str, list] = defaultdict(list)
+
+    envs = {kind: _env(kind) for kind in ("postgresql", "sqlite")}
+    seeds = {}
+    for kind, env in envs.items():
+        saved = Path(env["MEMORY_VAR_DIR"]) / "seed.json"
+        if args.reuse and saved.exists():
+            seeds[kind] = json.loads(saved.read_text())
+            continue
+        print(f"preparing {kind} ...", flush=True)
+        _reset_database(kind, env)
+        seeds[kind] = _seed(kind, env, args.quick)
+        saved.write_text(json.dumps(seeds[kind]))
+
+    servers: dict[str, Server] = {}
+    try:
+        for kind, env in envs.items():
+            servers[kind] = Server(kind, env)
+        pg, lite = servers["postgresql"], servers["sqlite"]
+        for round_no in range(ROUNDS):
+            print(f"round {round_no + 1} of {ROUNDS} ...", flush=True)
+            figures["append_per_s"].append(measure_append(pg, seeds["postgresql"], round_no, seconds))
+            figures["page_per_s"].append(measure_page(pg, seeds["postgresql"], round_no, seconds))
+            figures["batch_messages_per_s"].append(measure_batch(pg, seeds["postgresql"], round_no, seconds))
+            figures["openai_turns_per_s"].append(measure_openai(pg, seeds["postgresql"], round_no, 10 if args.quick else 25))
+            figures["langgraph_runs_per_s"].append(measure_langgraph(pg, seeds["postgresql"], round_no, 3 if args.quick else 8))
+            for kind, server in (("postgresql", pg), ("sqlite", lite)):
+                figures[f"deep_page_ms[{kind}]"].append(measure_deep_page(server, seeds[kind], round_no, samples))
+                figures[f"memory_list_q_p95_ms[{kind}]"].append(
+                    measure_memory_list(server, seeds[kind], round_no, samples))
+            figures["context_ms"].append((measure_context(pg, seeds["postgresql"], 5 if args.quick else 15),))
+    finally:
+        for server in servers.values():
+            server.stop()
+
+    # Throughput on a 2,000-floor conversation after a warm-up, 3 rounds per
+    # database; peak memory at 1,000 and 10,000 floors, once.
+    floors = 500 if args.quick else 2_000
+    for _ in range(ROUNDS):
+        for kind, env in envs.items():
+            figures[f"extraction_floors_per_s[{kind}]"].append((_extract(env, floors, warm_up=True)["floors_per_s"],))
+    sizes = (300, 3_000) if args.quick else (1_000, 10_000)
+    rss = dict(zip((1_000, 10_000), (_extract(envs["postgresql"], n, warm_up=True)["peak_kib"] for n in sizes),
+                   strict=True))
+    figures["extraction_peak_rss_kib"].append((rss[10_000], rss[1_000]))
+
+    def median_pair(name: str) -> tuple[float, ...]:
+        rows = figures[name]
+        return tuple(statistics.median(row[i] for row in rows) for i in range(len(rows[0])))
+
+    def ratio_of(name: str) -> float:
+        # The median of the rounds' own ratios: each compares two figures taken side by side.
+        return statistics.median(row[0] / row[1] for row in figures[name])
+
+    values = {
+        "append_vs_floor": ratio_of("append_per_s"),
+        "page_vs_floor": ratio_of("page_per_s"),
+        "batch_append_vs_raw_insert": ratio_of("batch_messages_per_s"),
+        "openai_session_vs_sqlalchemy": ratio_of("openai_turns_per_s"),
+        "langgraph_vs_postgres_saver": ratio_of("langgraph_runs_per_s"),
+        "extraction_peak_rss_10k_vs_1k": ratio_of("extraction_peak_rss_kib"),
+        "context_p50_ms_10k": median_pair("context_ms")[0],
+    }
+    for kind in ("sqlite", "postgresql"):
+        values[f"deep_page_vs_first[{kind}]"] = ratio_of(f"deep_page_ms[{kind}]")
+        values[f"memory_list_q_100k_vs_10k[{kind}]"] = ratio_of(f"memory_list_q_p95_ms[{kind}]")
+        values[f"extraction_floors_per_s[{kind}]"] = median_pair(f"extraction_floors_per_s[{kind}]")[0]
+
+    print()
+    for goal, (op, target) in GOALS.items():
+        names = [f"{goal}[sqlite]", f"{goal}[postgresql]"] if goal in BOTH else [goal]
+        for name in names:
+            value = values[name]
+            shown = f"{value:.0f}" if value >= 100 else f"{value:.2f}"
+            print(f"ratio {name} {shown} {op} {target}")
+
+    print()
+    absolute = [
+        ("append_per_s", "append req/s", "floor insert req/s"),
+        ("page_per_s", "GET 20 messages req/s", "floor view req/s"),
+        ("batch_messages_per_s", "batch-append messages/s", "raw INSERT+COMMIT rows/s"),
+        ("openai_turns_per_s", "OpenAI session turns/s", "SQLAlchemySession turns/s"),
+        ("langgraph_runs_per_s", "LangGraph 10-step runs/s", "PostgresSaver runs/s"),
+        ("deep_page_ms[postgresql]", "deep page ms [postgresql]", "first page ms"),
+        ("deep_page_ms[sqlite]", "deep page ms [sqlite]", "first page ms"),
+        ("memory_list_q_p95_ms[postgresql]", "q list p95 ms 100k [postgresql]", "10k"),
+        ("memory_list_q_p95_ms[sqlite]", "q list p95 ms 100k [sqlite]", "10k"),
+        ("extraction_peak_rss_kib", "extraction peak RSS KiB 10k", "1k"),
+    ]
+    for name, left, right in absolute:
+        a, b = median_pair(name)
+        print(f"{left}: {a:.1f}   {right}: {b:.1f}")
+    print(f"context p50 ms (10,000 memories, 10,000 messages): {median_pair('context_ms')[0]:.1f}")
+    for kind in ("sqlite", "postgresql"):
+        print(f"extraction floors/s [{kind}]: {median_pair(f'extraction_floors_per_s[{kind}]')[0]:.0f}")
+    load = os.getloadavg()
+    print(f"load average: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
