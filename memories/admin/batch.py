@@ -12,7 +12,6 @@ from accounts.models import Workspace
 from memories.admin.outcomes import Outcome
 from memories.services.items_batch import (
     MAX_BATCH_IDS,
-    memory_items_delete,
     memory_items_set_lifecycle,
     memory_items_set_status,
 )
@@ -83,9 +82,12 @@ def set_lifecycle(queryset, *, actor: Actor, lifecycle_status: str, verb: str) -
 
 
 def delete(queryset, *, actor: Actor) -> Outcome:
+    """Deletes follow lineage: summaries compacted from a deleted memory go too."""
+    from memories.services.lineage import memories_delete_following_lineage
+
     return _run(
         queryset,
         Outcome("Delete"),
-        lambda workspace, ids: memory_items_delete(workspace=workspace, actor=actor, ids=ids),
+        lambda workspace, ids: memories_delete_following_lineage(workspace=workspace, actor=actor, ids=ids)[0],
         _tally_delete,
     )

@@ -31,7 +31,8 @@ from memories.admin.history import item_edges, scope_conversation, source_floor,
 from memories.admin.logging import ContentFreeLogMixin
 from memories.admin.outcomes import confirmation_page
 from memories.models import MemoryItem, MemoryVersion, Scope
-from memories.services.items import memory_item_create, memory_item_delete, memory_item_update
+from memories.services.items import memory_item_create, memory_item_update
+from memories.services.lineage import memory_delete_following_lineage
 from memories.services.store_memories import store_memory_put
 from memory_project.errors import DomainError
 
@@ -259,7 +260,8 @@ class MemoryAdminBase(WorkspaceScopedAdmin, ContentFreeLogMixin, MemoryColumns, 
         return None
 
     def delete_model(self, request, obj):
-        memory_item_delete(workspace=obj.workspace, actor=operator(request), memory_id=obj.pk)
+        # Summaries compacted from the memory go with it.
+        memory_delete_following_lineage(workspace=obj.workspace, actor=operator(request), memory_id=obj.pk)
 
     def delete_queryset(self, request, queryset):
         batch.delete(queryset, actor=operator(request))

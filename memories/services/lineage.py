@@ -53,7 +53,12 @@ from memories.models import (
 )
 from memories.recall.index import passage_entries_delete, passage_entries_rebuild, recall_index_purge
 from memories.search import search_index_purge
-from memories.services.items_batch import MAX_BATCH_IDS, memory_items_delete, memory_items_set_lifecycle
+from memories.services.items_batch import (
+    MAX_BATCH_IDS,
+    clean_batch_ids,
+    memory_items_delete,
+    memory_items_set_lifecycle,
+)
 from memories.services.jobs import memory_job_enqueue
 from memories.services.scopes import COMPACTABLE_SCOPES, branch_scope_id, lock_scope_state, parse_branch_scope_id
 from memories.services.versioning import deleted_memories_versions_redact
@@ -598,6 +603,18 @@ def memory_delete_following_lineage(*, workspace, actor: Actor, memory_id: str, 
         scope = MemoryItem.objects.filter(workspace=workspace, pk=memory_id).values_list("scope", "scope_id").first()
         memory_item_delete(workspace=workspace, actor=actor, memory_id=memory_id, **preconditions)
         return lineage_erase_memories(workspace=workspace, actor=actor, memory_ids=[memory_id], scopes=[scope])
+
+
+def memories_delete_following_lineage(*, workspace, actor: Actor, ids):
+    """Batch delete (`memory_items_delete`, up to its maximum of ids) and erase
+    what was compacted from the deleted memories. Returns (batch result, report)."""
+    ids = clean_batch_ids(ids)
+    with transaction.atomic():
+        scopes = set(MemoryItem.objects.filter(workspace=workspace, pk__in=ids).values_list("scope", "scope_id"))
+        result = memory_items_delete(workspace=workspace, actor=actor, ids=ids)
+        deleted = [row["id"] for row in result.results if row["result"] == "deleted"]
+        report = lineage_erase_memories(workspace=workspace, actor=actor, memory_ids=deleted, scopes=scopes)
+    return result, report
 
 
 def memory_version_redact_following_lineage(*, workspace, actor: Actor, version_id: str,

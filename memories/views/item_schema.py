@@ -92,7 +92,7 @@ ITEM_SCHEMA = {
         operation_id="memories_batch_status", request=MemoryBatchStatusInputSerializer, responses=OK
     ),
     "batch_delete": extend_schema(
-        operation_id="memories_batch_delete", request=MemoryBatchDeleteInputSerializer, responses=OK
+        operation_id="memories_batch_delete", request=MemoryBatchDeleteInputSerializer, responses=OK_LINEAGE
     ),
     "versions": extend_schema(
         operation_id="memories_versions_list", parameters=[MEMORY_ID, *VERSION_FILTERS, *PAGE], responses=LIST_OK

@@ -28,7 +28,11 @@ from memories.serializers.items import (
 )
 from memories.services import items as services
 from memories.services import items_batch as batch_services
-from memories.services.lineage import memory_delete_following_lineage, memory_version_redact_following_lineage
+from memories.services.lineage import (
+    memories_delete_following_lineage,
+    memory_delete_following_lineage,
+    memory_version_redact_following_lineage,
+)
 from memories.views.item_schema import ITEM_SCHEMA
 from memory_project.api import request_actor, request_workspace
 from memory_project.errors import ValidationError
@@ -149,10 +153,10 @@ class MemoryItemViewSet(viewsets.GenericViewSet):
     @action(detail=False, methods=["post"], url_path="batch/delete")
     def batch_delete(self, request: Request) -> Response:
         data = validated(MemoryBatchDeleteInputSerializer, request)
-        result = batch_services.memory_items_delete(
+        result, report = memories_delete_following_lineage(
             workspace=request_workspace(request), actor=request_actor(request), **data
         )
-        return Response({"data": {"results": result.results, "meta": result.counts}})
+        return Response({"data": {"results": result.results, "meta": result.counts}, "lineage": report.as_dict()})
 
     @action(detail=True, methods=["get"])
     def versions(self, request: Request, memory_id: str) -> Response:

@@ -466,3 +466,24 @@ def test_the_vectors_of_erased_text_go_with_it(api, workspace, with_vectors):
     assert rebuilt.exists() and not rebuilt.filter(embedding__isnull=True).exists()
     assert all("whale8842" not in entry.terms for entry in rebuilt)
     assert_gone(api, workspace, "ascii")
+
+
+def test_batch_and_admin_deletes_follow_lineage(admin_client, api, workspace, flowed):
+    micros = list(MemoryItem.objects.filter(workspace=workspace, summary_tier=SummaryTier.MICRO).order_by(
+        "coverage_start_floor_no"))
+    macro = MemoryItem.objects.get(workspace=workspace, summary_tier=SummaryTier.MACRO)
+    with eager_celery(), override_settings(**PIPELINE):
+        response = api.post("/v1/memories/batch/delete", {"ids": [micros[0].pk]}, format="json")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["data"]["meta"]["deleted"] == 1 and body["lineage"]["memory_ids"] == [macro.pk]
+    # The compaction that followed merged what remains; deleting its source in
+    # the admin erases that macro too.
+    new_macro = MemoryItem.objects.get(workspace=workspace, summary_tier=SummaryTier.MACRO)
+    assert new_macro.source_memory_ids == [micros[1].pk]
+    with eager_celery(), override_settings(**PIPELINE):
+        response = admin_client.post("/admin/memories/memoryitem/", {
+            "action": "delete_memories", "_selected_action": [micros[1].pk], "post": "yes"}, follow=True)
+    assert response.status_code == 200
+    assert not MemoryItem.objects.filter(pk__in=[micros[1].pk, new_macro.pk]).exists()
+    assert not MemoryVersion.objects.filter(memory_id=new_macro.pk, redacted_at__isnull=True).exists()
