@@ -5,7 +5,7 @@ Starts the service under the production gunicorn configuration
 on PostgreSQL + Redis (database `bench_floor`, Redis databases BENCH_REDIS_DB
 and the next one for broker and cache) and in the embedded mode (a SQLite file
 and the SQLite cache under MEMORY_VAR_DIR/bench_floor). Both add two floor
-routes (`bench.floor_urls`): an authenticated DRF view that does nothing, and
+routes (`bench.floor_server`): an authenticated DRF view that does nothing, and
 one that inserts a row and commits. Then, in 3 interleaved rounds (each path
 beside its floor or anchor within a round, the order alternating), it
 measures every goal and prints, for each, the median of the rounds:
@@ -92,7 +92,7 @@ def _env(kind: str) -> dict[str, str]:
     env = {
         **os.environ,
         "MEMORY_VAR_DIR": str(var),
-        "DJANGO_SETTINGS_MODULE": "bench.floor_settings",
+        "DJANGO_SETTINGS_MODULE": "bench.floor_server.settings",
         "SECRET_KEY": "bench-only-secret-key-not-for-production",
         "API_RATE_LIMIT": "100000000/min",
         "API_AUTH_FAILURE_RATE": "100000000/min",

@@ -58,8 +58,8 @@ def _env() -> dict[str, str]:
         "SECRET_KEY": "bench-only-secret-key-not-for-production",
         "CELERY_BROKER_URL": f"{redis}/{db}",
         "CACHE_URL": f"{redis}/{db + 1}",
-        # The service's settings plus the floor view (bench.floor_urls).
-        "DJANGO_SETTINGS_MODULE": "bench.floor_settings",
+        # The service's settings plus the floor view (bench.floor_server).
+        "DJANGO_SETTINGS_MODULE": "bench.floor_server.settings",
         "PYTHONPATH": str(ROOT),
         "LOG_LEVEL": "WARNING",
         "API_RATE_LIMIT": "100000000/min",
