@@ -25,8 +25,8 @@ def _secure_delete(sender, connection, **kwargs) -> None:
 def _receiver(service):
     """A signal receiver that hands the event to a keyword-only service."""
 
-    def receive(sender, event, **kwargs):
-        return service(event=event)
+    def receive(sender, event, **kwargs) -> None:
+        service(event=event)
 
     receive.__name__ = service.__name__
     return receive
@@ -58,10 +58,7 @@ class MemoriesConfig(AppConfig):
         # `conversations.hooks.collect_answers`).
         from memories.services import lineage
 
-        for signal, service in (
-            (hooks.message_edited, lineage.lineage_note_message_edited),
-            (hooks.message_deleted, lineage.lineage_note_message_deleted),
-            (hooks.messages_cleared, lineage.lineage_note_messages_cleared),
-            (hooks.conversation_deleted, lineage.lineage_note_conversation_deleted),
-        ):
-            signal.connect(_receiver(service), weak=False, dispatch_uid=f"memories_{service.__name__}")
+        for name in ("message_edited", "message_deleted", "messages_cleared", "conversation_deleted"):
+            getattr(hooks, name).connect(
+                lineage.lineage_receiver(name), weak=False, dispatch_uid=f"memories_lineage_{name}"
+            )

@@ -64,3 +64,14 @@ def extract_idle_branches_task() -> None:
     from memories.services.pipeline.maintenance import idle_branches_extract
 
     idle_branches_extract()
+
+
+@shared_task(acks_late=True, autoretry_for=TRANSIENT_ERRORS, retry_backoff=2, retry_backoff_max=60, max_retries=5,
+             ignore_result=True)
+def erase_lineage_task(signal_name: str, event: dict) -> None:
+    """Lineage erasure that its receiver could not finish in the request (see
+    `memories.services.lineage.lineage_receiver`): run again from the event's
+    ids. Idempotent: what was erased already is simply not found again."""
+    from memories.services.lineage import lineage_event_replay
+
+    lineage_event_replay(signal_name=signal_name, event=event)

@@ -28,6 +28,7 @@ runs in the job. Every change writes versions with the actor who caused it.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -556,6 +557,48 @@ def lineage_note_conversation_deleted(*, event) -> dict[str, Any] | None:
         branch_names=[branch.name for branch in event.branches], conversation_exists=False,
     )
     return _answer(report)
+
+
+_RECEIVERS = {
+    "message_edited": ("MessageEdited", lineage_note_message_edited),
+    "message_deleted": ("MessageDeleted", lineage_note_message_deleted),
+    "messages_cleared": ("MessagesCleared", lineage_note_messages_cleared),
+    "conversation_deleted": ("ConversationDeleted", lineage_note_conversation_deleted),
+}
+
+
+def lineage_receiver(signal_name: str):
+    """The receiver connected to `conversations.hooks.<signal_name>`. It erases
+    at once, so the request's answer can say what went; if that fails (the
+    change it follows is committed already), the erasure is handed to a
+    Celery task that retries it, rather than lost."""
+    service = _RECEIVERS[signal_name][1]
+
+    def receive(sender, event, **kwargs):
+        try:
+            return service(event=event)
+        except Exception:
+            logger.exception("lineage erasure after %s failed; queued to run again", signal_name)
+            from memories.tasks import erase_lineage_task
+
+            erase_lineage_task.delay(signal_name, dataclasses.asdict(event))
+            return None
+
+    receive.__name__ = service.__name__
+    return receive
+
+
+def lineage_event_replay(*, signal_name: str, event: dict) -> dict[str, Any] | None:
+    """Run a receiver's erasure again from its event as a plain dict."""
+    from conversations import hooks
+
+    type_name, service = _RECEIVERS[signal_name]
+    fields = dict(event)
+    if "branch" in fields:
+        fields["branch"] = hooks.BranchRef(**fields["branch"])
+    if "branches" in fields:
+        fields["branches"] = tuple(hooks.BranchRef(**branch) for branch in fields["branches"])
+    return service(event=getattr(hooks, type_name)(**fields))
 
 
 def _embed_on_commit(workspace_id) -> None:

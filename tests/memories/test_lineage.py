@@ -487,3 +487,26 @@ def test_batch_and_admin_deletes_follow_lineage(admin_client, api, workspace, fl
     assert response.status_code == 200
     assert not MemoryItem.objects.filter(pk__in=[micros[1].pk, new_macro.pk]).exists()
     assert not MemoryVersion.objects.filter(memory_id=new_macro.pk, redacted_at__isnull=True).exists()
+
+
+def test_an_erasure_that_fails_in_the_request_is_run_again_by_a_task(api, workspace, case, flowed, monkeypatch):
+    from memories.services import lineage
+
+    messages, derived = flowed
+    real = lineage.lineage_erase_messages
+    calls = []
+
+    def flaky(**kwargs):
+        calls.append(kwargs["message_ids"])
+        if len(calls) == 1:
+            raise RuntimeError("database went away")
+        return real(**kwargs)
+
+    monkeypatch.setattr(lineage, "lineage_erase_messages", flaky)
+    with eager_celery(), override_settings(**PIPELINE):
+        response = api.delete(f"/v1/conversations/{CID}/messages/{messages[SECRET_FLOOR - 1].pk}")
+    # The delete is committed and answered; the task erased what it left.
+    assert response.status_code == 204 and "Memory-Lineage" not in response
+    assert len(calls) == 2
+    assert not MemoryItem.objects.filter(pk__in=derived).exists()
+    assert_gone(api, workspace, case)
