@@ -510,3 +510,28 @@ def test_an_erasure_that_fails_in_the_request_is_run_again_by_a_task(api, worksp
     assert len(calls) == 2
     assert not MemoryItem.objects.filter(pk__in=derived).exists()
     assert_gone(api, workspace, case)
+
+
+def test_a_fork_that_read_the_message_is_erased_and_derived_again(api, workspace, case, flowed):
+    from conversations.services import branch_create
+
+    messages, _derived = flowed
+    branch_create(workspace=workspace, external_id=CID, name="alt", from_message_id=messages[-1].pk)
+    with eager_celery(), override_settings(**PIPELINE):
+        for text in ("Let's also plan a day trip.", "Sure, where to?", "Maybe Sintra.", "Sintra is lovely."):
+            message_append(workspace=workspace, external_id=CID, role="user", content=text, branch="alt")
+    fork_scope = branch_scope_id(CID, "alt")
+    leaked = MemoryItem.objects.filter(workspace=workspace, scope_id=fork_scope, content__contains=SECRETS[case])
+    assert leaked.exists()
+    leaked_ids = set(leaked.values_list("pk", flat=True))
+    secret_message = messages[SECRET_FLOOR - 1]
+    with eager_celery(), override_settings(**PIPELINE):
+        response = api.patch(f"/v1/conversations/{CID}/messages/{secret_message.pk}",
+                             {"content": secret_message.content.replace(SECRETS[case], "(withdrawn)")}, format="json")
+    lineage = response.json()["lineage"]
+    assert leaked_ids <= set(lineage["memory_ids"])
+    jobs = MemoryJob.objects.filter(pk__in=lineage["rederive_job_ids"])
+    assert {job.scope_id for job in jobs} == {branch_scope_id(CID, "main"), fork_scope}
+    assert all(job.status == "succeeded" for job in jobs)
+    assert MemoryItem.objects.filter(workspace=workspace, scope_id=fork_scope, summary_tier=SummaryTier.MICRO).exists()
+    assert_gone(api, workspace, case)
