@@ -53,8 +53,10 @@ def _scope_matrix(workspace_id: str, scope_tokens: Sequence[str], model: str, di
             return cached[1], cached[2]
     pairs = list(rows.values_list("id", "embedding"))
     ids = np.array([pk for pk, _ in pairs], dtype=np.int64)
-    matrix = embeddings.bytes_to_matrix([bytes(blob) for _, blob in pairs], dims) if pairs else \
-        np.zeros((0, dims), dtype=np.float32)
+    # Normalised once here (float16 storage leaves rows a hair off unit
+    # length), so each query is one matrix-vector product.
+    matrix = embeddings.normalize_rows(embeddings.bytes_to_matrix([bytes(blob) for _, blob in pairs], dims)) \
+        if pairs else np.zeros((0, dims), dtype=np.float32)
     with _cache_lock:
         _cache[key] = (fingerprint, ids, matrix)
         _cache.move_to_end(key)
@@ -80,7 +82,10 @@ def dense_similarities(*, workspace_id: str) -> Callable[[Sequence[str], str], d
             # Recall still works on BM25 alone; the provider's outage is logged.
             logger.warning("query embedding failed, ranking by BM25 alone: %s", exc)
             return {}
-        scores = embeddings.cosine_scores(vector, matrix)
+        norm = float(np.linalg.norm(vector))
+        if not norm:
+            return {}
+        scores = matrix @ (np.asarray(vector, dtype=np.float32) / norm)
         top = np.argsort(-scores)[:DENSE_TOP_K]
         return {int(ids[i]): float(scores[i]) for i in top if scores[i] > 0}
 

