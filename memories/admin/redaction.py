@@ -305,6 +305,10 @@ def redact_everywhere_view(modeladmin, request):
     changelist = reverse(f"admin:memories_{modeladmin.opts.model_name}_changelist")
     found = None
     if request.method == "POST":
+        posted = request.POST.get("workspace")
+        if posted and not workspaces.filter(pk=posted).exists():
+            # Another workspace's id is not a form error: it is not here.
+            raise Http404("No such workspace.")
         form = RedactEverywhereForm(request.POST, workspaces=workspaces)
         if form.is_valid():
             workspace, text = form.cleaned_data["workspace"], form.cleaned_data["text"]

@@ -402,6 +402,13 @@ def test_lists_filters_autocomplete_and_dashboard_show_only_own_workspaces(world
                 "/admin/autocomplete/",
                 {"app_label": model._meta.app_label, "model_name": model._meta.model_name, "field_name": field_name},
             ).status_code == 403
+    # Redacting a text everywhere in another workspace: that workspace is not here.
+    before = snapshot(world)
+    response = outsider.post(
+        reverse("admin:memories_memoryitem_redact_everywhere"),
+        {"workspace": world.victim.pk, "text": "victim likes", "confirmed": "True", "post": "yes"},
+    )
+    assert response.status_code == 404 and snapshot(world) == before
     dashboard = reverse("admin:memories_dashboard")
     body = outsider.get(dashboard).content.decode()
     assert VICTIM_NAME not in body and "Home Corp" in body
