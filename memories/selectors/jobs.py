@@ -33,7 +33,11 @@ class ScopeStateFilterSet(django_filters.FilterSet):
 
     scope = django_filters.ChoiceFilter(choices=_choices(Scope.values))
     scope_id = django_filters.CharFilter(max_length=MAX_SCOPE_ID_CHARS)
-    dirty = django_filters.BooleanFilter(field_name="dirty")
+    # Strict: a present value that is not a boolean is a 400 (django-filter's
+    # BooleanFilter reads anything else as "no filter").
+    dirty = django_filters.TypedChoiceFilter(
+        field_name="dirty", choices=[("true", "true"), ("false", "false")], coerce=lambda value: value == "true"
+    )
 
     class Meta:
         model = ScopeState

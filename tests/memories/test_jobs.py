@@ -129,3 +129,12 @@ def test_read_only_key_cannot_retry(readonly_api, workspace):
     job = _job(workspace, "failed")
     assert readonly_api.post(f"/v1/memory_jobs/{job.pk}/retry").status_code == 403
     assert readonly_api.get("/v1/memory_jobs").status_code == 200
+
+
+def test_the_dirty_filter_takes_only_a_boolean(api, workspace, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        append_all(workspace, "c-dirty", [{"role": "user", "content": "I live in Oslo."}])
+    assert [s["scope_id"] for s in api.get("/v1/memory_scopes", {"dirty": "true"}).json()["data"]] == ['["c-dirty","main"]']
+    assert api.get("/v1/memory_scopes", {"dirty": "false"}).json()["data"] == []
+    for bad in ("null", "maybe"):
+        assert api.get("/v1/memory_scopes", {"dirty": bad}).status_code == 400, bad
