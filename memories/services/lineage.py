@@ -128,6 +128,8 @@ def memory_descendants(*, workspace, memory_ids: Iterable[str]) -> list[str]:
     summaries of their scopes). For the admin's "also appears in" and for
     erasure after a memory's deletion or redaction."""
     memory_ids = set(memory_ids)
+    if not memory_ids:
+        return []
     scopes = set(
         MemoryItem.objects.filter(workspace=workspace, pk__in=memory_ids).values_list("scope", "scope_id")
     )
@@ -377,6 +379,7 @@ def lineage_erase_messages(
     floor_no: int | None,
     branch_name: str | None,
     conversation_exists: bool = True,
+    passages_changed: bool = False,
 ) -> LineageReport:
     """Erase what was derived from these messages of one conversation (edited
     or deleted), then queue its re-derivation from the lowest affected floor.
@@ -408,7 +411,9 @@ def lineage_erase_messages(
         report.summaries_cleared = _clear_rolling(
             workspace=workspace, states=states, external_id=external_id, conversation_exists=conversation_exists
         )
-        _purge_indexes()
+        if report.memory_ids or states or passages_changed:
+            # Merging the index costs a pass over it: only when text left it.
+            _purge_indexes()
         touched = {row["scope_id"] for row in erased if row["scope"] == Scope.BRANCH}
         touched |= {row["job_scope_id"] for row in erased if row["job_scope_id"] in scope_ids}
         touched |= {state.scope_id for state in states}
@@ -503,11 +508,12 @@ def lineage_note_message_edited(*, event) -> dict[str, Any] | None:
     if conversation is None:
         return None
     with transaction.atomic():
-        if RecallEntry.objects.filter(workspace=workspace, kind=RecallKind.PASSAGE,
-                                      message_id=event.message_id).exists():
+        indexed = RecallEntry.objects.filter(workspace=workspace, kind=RecallKind.PASSAGE,
+                                             message_id=event.message_id).exists()
+        if indexed:
             passage_entries_rebuild(workspace_id=workspace.pk, messages=messages)
             _embed_on_commit(workspace.pk)
-        report = lineage_erase_messages(
+        report = lineage_erase_messages(passages_changed=indexed,
             workspace=workspace, actor=_actor(), external_id=event.external_id,
             branch_names=conversation.branches.values_list("name", flat=True), user_id=conversation.user_id,
             message_ids=[event.message_id], floor_no=event.floor_no, branch_name=event.branch.name,
@@ -526,8 +532,8 @@ def lineage_note_message_deleted(*, event) -> dict[str, Any] | None:
     if conversation is None:
         return None
     with transaction.atomic():
-        passage_entries_delete(workspace_id=workspace.pk, message_ids=[event.message_id])
-        report = lineage_erase_messages(
+        dropped = passage_entries_delete(workspace_id=workspace.pk, message_ids=[event.message_id])
+        report = lineage_erase_messages(passages_changed=bool(dropped),
             workspace=workspace, actor=_actor(), external_id=event.external_id,
             branch_names=conversation.branches.values_list("name", flat=True), user_id=conversation.user_id,
             message_ids=[event.message_id], floor_no=event.floor_no, branch_name=event.branch.name,
@@ -629,8 +635,8 @@ def lineage_erase_memories(*, workspace, actor: Actor, memory_ids: Iterable[str]
                 .values("pk", "sources", "source_memory_ids"))
         doomed = _derived(rows, message_ids=set(), memory_ids=set(memory_ids))
         report.memory_ids = _erase_items(workspace=workspace, ids=doomed, actor=actor)
-        _purge_indexes()
         if report.memory_ids:
+            _purge_indexes()
             for scope, scope_id in sorted(scopes):
                 job_id = _compact_enqueue(workspace=workspace, scope=scope, scope_id=scope_id)
                 if job_id:
