@@ -243,10 +243,19 @@ def message_page(
     if after and before:
         raise ValidationError("after and before are mutually exclusive.")
     empty = MessagePage(messages=[], next_cursor=None, previous_cursor=None, branch_names={})
-    conversation = conversation_get(workspace=workspace, external_id=external_id)
-    if conversation is None:
-        return empty
-    view = branch_view(branch=branch_get_or_404(conversation=conversation, name=branch_name))
+    # The branch and its conversation in one query; only a miss asks which one is missing.
+    branch = (
+        Branch.objects.select_related("conversation")
+        .filter(conversation__workspace=workspace, conversation__external_id=external_id, name=branch_name)
+        .first()
+    )
+    if branch is None:
+        conversation = conversation_get(workspace=workspace, external_id=external_id)
+        if conversation is None:
+            return empty
+        raise NotFoundError(f"Branch '{branch_name}' not found in conversation '{external_id}'.")
+    conversation = branch.conversation
+    view = branch_view(branch=branch)
 
     cursor_id = after or before
     cursor_floor: int | None = None
