@@ -128,12 +128,13 @@ def scope_note_appended(*, event) -> None:
         return  # deleted meanwhile
     workspace = branch.conversation.workspace
     scope_id = branch_scope_id(event.external_id, event.branch.name)
-    with transaction.atomic():
-        lock_scope_state(
-            workspace=workspace, scope=Scope.BRANCH, scope_id=scope_id, conversation=branch.conversation, branch=branch
-        )
-        if due:
-            memory_job_enqueue(workspace=workspace, kind=JobKind.EXTRACT, scope=Scope.BRANCH, scope_id=scope_id)
+    if event.opens_branch:
+        with transaction.atomic():
+            lock_scope_state(workspace=workspace, scope=Scope.BRANCH, scope_id=scope_id,
+                             conversation=branch.conversation, branch=branch)
+    if due:
+        # The job makes the scope state if it is still missing (extract_run).
+        memory_job_enqueue(workspace=workspace, kind=JobKind.EXTRACT, scope=Scope.BRANCH, scope_id=scope_id)
 
 
 def scope_note_conversation_deleted(*, event) -> None:
