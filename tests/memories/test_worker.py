@@ -68,7 +68,7 @@ def test_worker_killed_mid_job_is_finished_by_another_without_duplicates(api, wo
 
     job.refresh_from_db()
     assert job.attempts >= 2 and job.result["floors"] == 20
-    state = ScopeState.objects.get(scope_id=scope_id)
+    state = ScopeState.objects.with_pending().get(scope_id=scope_id)
     assert state.last_processed_floor_no == 20 and not state.dirty
     micros = list(MemoryItem.objects.filter(scope_id=scope_id, summary_tier="micro").order_by("coverage_start_floor_no"))
     assert [(m.coverage_start_floor_no, m.coverage_end_floor_no) for m in micros] == [(1, 5), (6, 10), (11, 15), (16, 20)]
