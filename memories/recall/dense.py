@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
@@ -36,7 +37,10 @@ MATRIX_CACHE_SIZE = 16
 # Neighbours by meaning handed to fusion.
 DENSE_TOP_K = 200
 
-_cache: OrderedDict[tuple, tuple[tuple, np.ndarray, np.ndarray]] = OrderedDict()
+# A cached matrix is trusted this long before its fingerprint is checked again.
+FINGERPRINT_TTL_SECONDS = 5.0
+
+_cache: OrderedDict[tuple, tuple[tuple, np.ndarray, np.ndarray, float]] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
@@ -44,11 +48,20 @@ def _scope_matrix(workspace_id: str, scope_tokens: Sequence[str], model: str, di
                   ) -> tuple[np.ndarray, np.ndarray]:
     rows = RecallEntry.objects.filter(workspace_id=workspace_id, scope_token__in=list(scope_tokens),
                                       embedding_model=model)
-    fingerprint = tuple(rows.aggregate(n=Count("id"), top=Max("id")).values())
     key = (workspace_id, tuple(sorted(scope_tokens)), model)
+    now = time.monotonic()
+    with _cache_lock:
+        cached = _cache.get(key)
+        if cached is not None and now - cached[3] < FINGERPRINT_TTL_SECONDS:
+            # Vectors arrive from the pipeline seconds after their text; a
+            # matrix this fresh is taken without asking the database.
+            _cache.move_to_end(key)
+            return cached[1], cached[2]
+    fingerprint = tuple(rows.aggregate(n=Count("id"), top=Max("id")).values())
     with _cache_lock:
         cached = _cache.get(key)
         if cached is not None and cached[0] == fingerprint:
+            _cache[key] = (*cached[:3], now)
             _cache.move_to_end(key)
             return cached[1], cached[2]
     pairs = list(rows.values_list("id", "embedding"))
@@ -58,7 +71,7 @@ def _scope_matrix(workspace_id: str, scope_tokens: Sequence[str], model: str, di
     matrix = embeddings.normalize_rows(embeddings.bytes_to_matrix([bytes(blob) for _, blob in pairs], dims)) \
         if pairs else np.zeros((0, dims), dtype=np.float32)
     with _cache_lock:
-        _cache[key] = (fingerprint, ids, matrix)
+        _cache[key] = (fingerprint, ids, matrix, now)
         _cache.move_to_end(key)
         while len(_cache) > MATRIX_CACHE_SIZE:
             _cache.popitem(last=False)

@@ -54,7 +54,7 @@ PASSAGE_PRIOR = 0.5
 # for a 2,000-token budget of short evidence, bounded whatever the scope's size.
 MAX_EXAMINED = 400
 # Memory rows read to score the best memory hits (their prior needs the row).
-MAX_MEMORY_ROWS = 150
+MAX_MEMORY_ROWS = 100
 # Once the budget is nearly full, this many candidates in a row that do not
 # fit end the packing: what follows ranks lower and is no shorter on average.
 MAX_MISSES = 12
