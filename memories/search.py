@@ -30,6 +30,8 @@ from django.db.models import BooleanField, F, FloatField, Func, Q, QuerySet, Val
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce, Greatest
 
+from memories.fts5 import fts5_drop, fts5_ensure, fts5_optimize
+
 ITEM_TABLE = "memories_memoryitem"
 FTS_TABLE = "memories_memoryitem_fts"
 MIN_TRIGRAM_CHARS = 3
@@ -67,38 +69,15 @@ def sqlite_index_ensure(connection=default_connection) -> bool:
 
     Returns True when the index had to be (re)built from the item table.
     """
-    if connection.vendor != "sqlite":
-        return False
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = %s", [ITEM_TABLE])
-        if cursor.fetchone() is None:
-            return False
-        cursor.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = %s AND name LIKE %s",
-            [ITEM_TABLE, f"{FTS_TABLE}_%"],
-        )
-        present = {row[0] for row in cursor.fetchall()}
-        if present == set(_FTS_TRIGGERS):
-            return False
-        cursor.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
-            f"content, fact_key, content='{ITEM_TABLE}', content_rowid='rowid', tokenize='trigram')"
-        )
-        for sql in _FTS_TRIGGERS.values():
-            cursor.execute(sql)
-        # Triggers were missing, so rows may have changed unseen (or the table was
-        # rebuilt with new rowids): re-read everything from the item table.
-        cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')")
-    return True
+    return fts5_ensure(
+        connection, table=ITEM_TABLE, fts_table=FTS_TABLE, triggers=_FTS_TRIGGERS,
+        create_sql=f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
+                   f"content, fact_key, content='{ITEM_TABLE}', content_rowid='rowid', tokenize='trigram')",
+    )
 
 
 def sqlite_index_drop(connection=default_connection) -> None:
-    if connection.vendor != "sqlite":
-        return
-    with connection.cursor() as cursor:
-        for name in _FTS_TRIGGERS:
-            cursor.execute(f"DROP TRIGGER IF EXISTS {name}")
-        cursor.execute(f"DROP TABLE IF EXISTS {FTS_TABLE}")
+    fts5_drop(connection, fts_table=FTS_TABLE, triggers=_FTS_TRIGGERS)
 
 
 def search_index_purge(connection=default_connection) -> None:
@@ -111,12 +90,7 @@ def search_index_purge(connection=default_connection) -> None:
     PostgreSQL trigram index is maintained by the server; dead index entries go
     with VACUUM.)
     """
-    if connection.vendor != "sqlite":
-        return
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = %s", [FTS_TABLE])
-        if cursor.fetchone() is not None:
-            cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('optimize')")
+    fts5_optimize(connection, fts_table=FTS_TABLE)
 
 
 def postgres_index_sql() -> list[str]:

@@ -34,6 +34,7 @@ from typing import Protocol
 
 from django.db import connection as default_connection
 
+from memories.fts5 import fts5_drop, fts5_ensure, fts5_optimize
 from memories.llm.tokens import content_text, count_tokens
 from memories.models import MemoryItem, MemoryType, RecallEntry, RecallKind, Scope, SummaryTier
 from memories.recall.analysis import analyze, terms_text
@@ -243,49 +244,24 @@ _SQLITE_TRIGGERS = {
 def sqlite_index_ensure(connection=default_connection) -> bool:
     """Create the FTS5 table and its triggers if missing (SQLite only; idempotent).
     Returns True when the index was (re)built from the entry table."""
-    if connection.vendor != "sqlite":
-        return False
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = %s", [ENTRY_TABLE])
-        if cursor.fetchone() is None:
-            return False
-        cursor.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = %s AND name LIKE %s",
-            [ENTRY_TABLE, f"{FTS_TABLE}_%"],
-        )
-        if {row[0] for row in cursor.fetchall()} == set(_SQLITE_TRIGGERS):
-            return False
-        # unicode61 keeps a run of ideographs as one token, so a stored bigram
-        # stays one word; the terms are already lowercased and stemmed.
-        cursor.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
-            f"terms, scope_token, content='{ENTRY_TABLE}', content_rowid='id', "
-            "tokenize='unicode61 remove_diacritics 0', detail='column')"
-        )
-        for sql in _SQLITE_TRIGGERS.values():
-            cursor.execute(sql)
-        cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')")
-    return True
+    # unicode61 keeps a run of ideographs as one token, so a stored bigram
+    # stays one word; the terms are already lowercased and stemmed.
+    return fts5_ensure(
+        connection, table=ENTRY_TABLE, fts_table=FTS_TABLE, triggers=_SQLITE_TRIGGERS,
+        create_sql=f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
+                   f"terms, scope_token, content='{ENTRY_TABLE}', content_rowid='id', "
+                   "tokenize='unicode61 remove_diacritics 0', detail='column')",
+    )
 
 
 def sqlite_index_drop(connection=default_connection) -> None:
-    if connection.vendor != "sqlite":
-        return
-    with connection.cursor() as cursor:
-        for name in _SQLITE_TRIGGERS:
-            cursor.execute(f"DROP TRIGGER IF EXISTS {name}")
-        cursor.execute(f"DROP TABLE IF EXISTS {FTS_TABLE}")
+    fts5_drop(connection, fts_table=FTS_TABLE, triggers=_SQLITE_TRIGGERS)
 
 
 def recall_index_purge(connection=default_connection) -> None:
     """Merge the FTS5 segments so that the terms of deleted entries are gone
     from the file, not only marked deleted (erasure calls this)."""
-    if connection.vendor != "sqlite":
-        return
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = %s", [FTS_TABLE])
-        if cursor.fetchone() is not None:
-            cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('optimize')")
+    fts5_optimize(connection, fts_table=FTS_TABLE)
 
 
 def postgres_index_sql() -> list[str]:
