@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 
 from memories.models import MAX_SCOPE_ID_CHARS, JobKind, JobStatus, MemoryJob, Scope, ScopeState
 from memories.selectors.items import filterset_errors
-from memory_project.errors import NotFoundError
+from memory_project.errors import NotFoundError, ValidationError
 
 
 def _choices(values) -> list[tuple[str, str]]:
@@ -44,8 +44,18 @@ class ScopeStateFilterSet(django_filters.FilterSet):
         fields = ["scope", "scope_id"]
 
 
+def _refuse_empty(filters: Mapping[str, Any] | None, filterset_class) -> None:
+    """A filter given with no value (`?kind=`) is a mistake, not "no filter":
+    django-filter would ignore it and answer everything."""
+    empty = sorted(name for name in (filters or {}) if name in filterset_class.base_filters
+                   and (filters or {}).get(name) == "")
+    if empty:
+        raise ValidationError(f"{empty[0]}: must not be empty.")
+
+
 def memory_job_list(*, workspace, filters: Mapping[str, Any] | None = None) -> QuerySet[MemoryJob]:
     """Newest first; ValidationError for bad filter values."""
+    _refuse_empty(filters, MemoryJobFilterSet)
     filterset = MemoryJobFilterSet(data=filters or {}, queryset=MemoryJob.objects.filter(workspace=workspace))
     if not filterset.is_valid():
         raise filterset_errors(filterset)
@@ -61,6 +71,7 @@ def memory_job_get(*, workspace, job_id: str) -> MemoryJob:
 
 def scope_state_list(*, workspace, filters: Mapping[str, Any] | None = None) -> QuerySet[ScopeState]:
     """Most recently active first."""
+    _refuse_empty(filters, ScopeStateFilterSet)
     filterset = ScopeStateFilterSet(
         data=filters or {}, queryset=ScopeState.objects.filter(workspace=workspace).with_pending()
     )

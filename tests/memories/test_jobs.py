@@ -138,3 +138,10 @@ def test_the_dirty_filter_takes_only_a_boolean(api, workspace, django_capture_on
     assert api.get("/v1/memory_scopes", {"dirty": "false"}).json()["data"] == []
     for bad in ("null", "maybe"):
         assert api.get("/v1/memory_scopes", {"dirty": bad}).status_code == 400, bad
+
+
+@pytest.mark.parametrize("url", ["/v1/memory_jobs?kind=", "/v1/memory_jobs?status=", "/v1/memory_scopes?scope=",
+                                 "/v1/memory_scopes?dirty="])
+def test_a_filter_given_without_a_value_is_a_400(api, url):
+    response = api.get(url)
+    assert response.status_code == 400 and "must not be empty" in response.json()["error"]["message"]
