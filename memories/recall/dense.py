@@ -34,8 +34,10 @@ logger = logging.getLogger(__name__)
 EMBED_CHUNK = 128
 # Scope matrices kept per process: a worker serves a few hot conversations.
 MATRIX_CACHE_SIZE = 16
-# Neighbours by meaning handed to fusion.
+# Neighbours by meaning handed to fusion: at most this many, and only those
+# within DENSE_MARGIN of the best cosine.
 DENSE_TOP_K = 200
+DENSE_MARGIN = 0.08
 
 # A cached matrix is trusted this long before its fingerprint is checked again.
 FINGERPRINT_TTL_SECONDS = 5.0
@@ -100,7 +102,11 @@ def dense_similarities(*, workspace_id: str) -> Callable[[Sequence[str], str], d
             return {}
         scores = matrix @ (np.asarray(vector, dtype=np.float32) / norm)
         top = np.argsort(-scores)[:DENSE_TOP_K]
-        return {int(ids[i]): float(scores[i]) for i in top if scores[i] > 0}
+        # Every text has some cosine with every query (e5's unrelated pairs sit
+        # around 0.7-0.8): only the near neighbours of the best match count as
+        # relevant by meaning, so an unrelated memory is not let in.
+        floor = float(scores[top[0]]) - DENSE_MARGIN
+        return {int(ids[i]): float(scores[i]) for i in top if scores[i] > 0 and scores[i] >= floor}
 
     return similarities
 
