@@ -87,14 +87,16 @@ def _indexed(item: MemoryItem) -> bool:
     return item.type != MemoryType.DOCUMENT and item.summary_tier != SummaryTier.MACRO
 
 
-def memory_entries_rebuild(items: Sequence[MemoryItem]) -> None:
-    """(Re)index memory items: one DELETE and one multi-row INSERT. Store
-    documents are not part of a conversation's recall; they have their own
-    search. Called inside the writing transaction."""
+def memory_entries_rebuild(items: Sequence[MemoryItem], *, new: bool = False) -> None:
+    """(Re)index memory items: one DELETE (none for items just created,
+    `new=True`) and one multi-row INSERT. Store documents are not part of a
+    conversation's recall; they have their own search. Called inside the
+    writing transaction."""
     items = [item for item in items if _indexed(item)]
     if not items:
         return
-    RecallEntry.objects.filter(memory_id__in=[item.pk for item in items]).delete()
+    if not new:
+        RecallEntry.objects.filter(memory_id__in=[item.pk for item in items]).delete()
     floors = _floor_conversation_ids(items[0].workspace_id,
                                      [i.scope_id for i in items if i.scope == Scope.FLOOR])
     rows = []

@@ -139,9 +139,12 @@ def version_record(*, item: MemoryItem, operation: str, actor: Actor, preassigne
     if operation != VersionOperation.DELETED:
         # Every content change writes a version, so this is the one place that
         # keeps the recall index in step (a deleted item's entry cascades).
-        from memories.recall.index import memory_entries_sync
+        from memories.recall.index import memory_entries_rebuild, memory_entries_sync
 
-        memory_entries_sync([item])
+        if operation == VersionOperation.CREATED:
+            memory_entries_rebuild([item], new=True)  # nothing indexed yet: no look-up, no DELETE
+        else:
+            memory_entries_sync([item])
     return version
 
 

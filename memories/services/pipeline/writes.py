@@ -173,7 +173,7 @@ def write_batch(
 
     MemoryItem.objects.bulk_create(new_items)
     versions_record_bulk(items=new_items, operation=VersionOperation.CREATED, actor=actor, preassigned=True)
-    memory_entries_rebuild(new_items)
+    memory_entries_rebuild(new_items, new=True)
     counts.summaries = 1
     counts.item_ids = [item.pk for item in new_items]
     if deprecate:
