@@ -67,7 +67,9 @@ _MEMORY_FIELDS = ("id", "scope", "scope_id", "type", "summary_tier", "content", 
 _IN_FORCE = (LifecycleStatus.ACTIVE, LifecycleStatus.COMPACTED)
 
 
-@dataclass
+# Identity equality: `_PassageTexts` finds a candidate in the ranked list,
+# which must not compare every field (dicts included) of each one it passes.
+@dataclass(eq=False)
 class Candidate:
     kind: str
     key: str  # a memory id, or "<message id>:<offset>" for a passage
