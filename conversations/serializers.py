@@ -56,6 +56,49 @@ class MessageListInputSerializer(_PagingInputSerializer):
     format = serializers.ChoiceField(choices=["anthropic", "openai"], required=False)
 
 
+def _plain_text(value: str, max_length: int) -> bool:
+    """Text every `StrictCharField` of the same `max_length` takes unchanged:
+    printable ASCII, no surrounding spaces, not empty."""
+    return 0 < len(value) <= max_length and value.isascii() and value.isprintable() and value == value.strip()
+
+
+def message_list_params(query: dict[str, str]) -> dict[str, Any] | None:
+    """`MessageListInputSerializer`'s answer for the query strings the page
+    read sees nearly always (`limit`, a cursor, `order`, `branch`, `format`,
+    all plainly valid), without building a DRF serializer, whose per-request
+    field copies cost a quarter of the read. None for anything else: the
+    serializer then decides, errors included, so both accept the same."""
+    if len(query) > 6:
+        return None
+    params: dict[str, Any] = {"limit": 20, "branch": MAIN_BRANCH}
+    for key, value in query.items():
+        if key == "limit":
+            if not (value.isascii() and value.isdigit() and len(value) <= 3 and 1 <= int(value) <= 100):
+                return None
+            params["limit"] = int(value)
+        elif key in ("after", "before"):
+            if not _plain_text(value, 512):
+                return None
+            params[key] = value
+        elif key == "branch":
+            if not _plain_text(value, 128):
+                return None
+            params[key] = value
+        elif key == "order":
+            if value not in ("asc", "desc"):
+                return None
+            params[key] = value
+        elif key == "format":
+            if value not in ("anthropic", "openai"):
+                return None
+            params[key] = value
+        else:
+            return None
+    if "after" in params and "before" in params:
+        return None
+    return params
+
+
 class ConversationListInputSerializer(_PagingInputSerializer):
     user_id = StrictCharField(required=False, max_length=256)
     source = StrictCharField(required=False, max_length=40)
@@ -191,21 +234,27 @@ class MessageOutputSerializer(serializers.ModelSerializer):
         return names.get(message.branch_id) or message.branch.name
 
     def to_representation(self, message: Message) -> dict[str, Any]:
-        # The fields above, written out: a page of messages is the API's most
-        # frequent answer, and DRF's per-field machinery cost more than the
-        # query that read it. The declared fields stay for the schema.
-        return {
-            "id": message.pk,
-            "message_id": message.pk,
-            "conversation_id": self.get_conversation_id(message),
-            "branch": self.get_branch(message),
-            "floor_no": message.floor_no,
-            "role": message.role,
-            "content": message.content,
-            "metadata": message.metadata,
-            "created_at": epoch_ms(message.created_at),
-            "updated_at": epoch_ms(message.updated_at),
-        }
+        return message_data(message, conversation_id=self.get_conversation_id(message), branch=self.get_branch(message))
+
+
+def message_data(message: Any, *, conversation_id: str, branch: str) -> dict[str, Any]:
+    """A message as the API writes it (`MessageOutputSerializer`'s fields,
+    written out): a page of messages is the API's most frequent answer, and
+    DRF's per-field machinery cost more than the query that read it. The
+    serializer's declared fields stay for the schema. `message` is a `Message`
+    or a `selectors.MessageRow`."""
+    return {
+        "id": message.pk,
+        "message_id": message.pk,
+        "conversation_id": conversation_id,
+        "branch": branch,
+        "floor_no": message.floor_no,
+        "role": message.role,
+        "content": message.content,
+        "metadata": message.metadata,
+        "created_at": epoch_ms(message.created_at),
+        "updated_at": epoch_ms(message.updated_at),
+    }
 
 
 class BranchOutputSerializer(serializers.ModelSerializer):

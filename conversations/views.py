@@ -44,6 +44,8 @@ from conversations.serializers import (
     MessageListInputSerializer,
     MessageOutputSerializer,
     MessageUpdateInputSerializer,
+    message_data,
+    message_list_params,
 )
 from memory_project.api import request_actor, request_workspace
 from memory_project.errors import ValidationError
@@ -117,9 +119,11 @@ def _header_json(value: dict[str, Any]) -> str:
     return text
 
 
-def _message_data(messages: list, *, conversation_id: str, branch_names: dict[str, str] | None = None) -> Any:
-    context = {"conversation_id": conversation_id, "branch_names": branch_names or {}}
-    return MessageOutputSerializer(messages, many=True, context=context).data
+def _message_data(messages: list, *, conversation_id: str, branch_names: dict[str, str]) -> list[dict[str, Any]]:
+    return [
+        message_data(message, conversation_id=conversation_id, branch=branch_names[message.branch_id])
+        for message in messages
+    ]
 
 
 class ConversationViewSet(ConversationScopedViewSet):
@@ -194,7 +198,8 @@ class MessageViewSet(ConversationScopedViewSet):
 
     @extend_schema(parameters=[MessageListInputSerializer], responses=MessagePage)
     def list(self, request: Request, conversation_id: str) -> Response:
-        params = _input(MessageListInputSerializer, request.query_params.dict())
+        query = request.query_params.dict()
+        params = message_list_params(query) or _input(MessageListInputSerializer, query)
         page = selectors.message_page(
             workspace=request_workspace(request),
             external_id=conversation_id,
@@ -265,10 +270,7 @@ class MessageViewSet(ConversationScopedViewSet):
                 branch=params["branch"],
                 idempotency_key=idempotency_key,
             )
-            data = MessageOutputSerializer(
-                result.message,
-                context={"conversation_id": conversation_id, "branch_names": {result.message.branch_id: result.branch_name}},
-            ).data
+            data = message_data(result.message, conversation_id=conversation_id, branch=result.branch_name)
             created = result.created
         # The same status as the first answer, so a client that retried after a
         # lost response sees exactly what it would have seen.

@@ -1,4 +1,7 @@
-"""The shared cache of the embedded mode: one SQLite file that every gunicorn
+"""The shared caches: Redis in production (`RedisCache`), and for the
+embedded mode one SQLite file (`SQLiteCache`).
+
+`SQLiteCache`: one SQLite file that every gunicorn
 worker (and thread) opens, so cached API keys and throttle counters are the
 same for all of them. A per-process cache (Django's locmem) gave each worker
 its own rate-limit window: with two workers a 5/min limit let 10 through.
@@ -22,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT, BaseCache
+from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
+from django.core.cache.backends.redis import RedisCacheClient as DjangoRedisCacheClient
 
 # Expired rows are swept by a write now and then rather than on every write.
 CULL_EVERY_WRITES = 1000
@@ -164,3 +169,30 @@ class SQLiteCache(BaseCache):
     def close(self, **kwargs: Any) -> None:
         # Kept open across requests: opening a SQLite file costs more than a lookup.
         pass
+
+
+class RedisCacheClient(DjangoRedisCacheClient):
+    """Django's client builds a new `redis.Redis` for every cache call, and
+    building one fills its table of ~170 response callbacks: that cost more
+    than the round trip of an API key lookup. A `redis.Redis` takes a
+    connection from its pool per command and is safe to share, so one per
+    pool is kept."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._clients: dict[int, Any] = {}
+
+    def get_client(self, key: Any = None, *, write: bool = False) -> Any:
+        pool = self._get_connection_pool(write)
+        client = self._clients.get(id(pool))
+        if client is None:
+            client = self._clients[id(pool)] = self._client(connection_pool=pool)
+        return client
+
+
+class RedisCache(DjangoRedisCache):
+    """Django's Redis cache with `RedisCacheClient` above."""
+
+    def __init__(self, server: str, params: dict[str, Any]):
+        super().__init__(server, params)
+        self._class = RedisCacheClient

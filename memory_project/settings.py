@@ -160,7 +160,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # gunicorn worker would keep its own rate-limit window and key rows).
 CACHE_URL = os.environ.get("CACHE_URL", "")
 if CACHE_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+    CACHES = {"default": {"BACKEND": "memory_project.cache.RedisCache", "LOCATION": CACHE_URL}}
 else:
     CACHES = {
         "default": {

@@ -38,15 +38,18 @@ def test_an_authenticated_request_reads_no_key_row(api, workspace):
     assert not [sql for sql in _queries(ctx) if "accounts_" in sql], _queries(ctx)
 
 
-def test_a_20_message_page_costs_two_statements(api, workspace, django_assert_num_queries):
+def test_a_20_message_page_costs_one_statement(api, workspace, django_assert_num_queries):
     for n in range(25):
         append_ok(api, "c1", f"m{n}")
     api.get(conv_url("c1", "/messages"))
-    # The branch with its conversation, the page of messages (one keyset
-    # query); no key lookup and no health check.
-    with django_assert_num_queries(2):
+    # One keyset query, the branch and the cursor's floor as subqueries; no
+    # key lookup and no health check.
+    with django_assert_num_queries(1):
         response = api.get(conv_url("c1", "/messages"), {"limit": 20})
     assert len(response.json()["data"]) == 20
+    with django_assert_num_queries(1):
+        deeper = api.get(conv_url("c1", "/messages"), {"limit": 20, "after": response.json()["meta"]["next_cursor"]})
+    assert len(deeper.json()["data"]) == 5
 
 
 def test_a_bad_key_is_cached_as_unknown(workspace):

@@ -280,3 +280,38 @@ def test_unstorable_strings_are_400_on_every_database(api, content):
     # PostgreSQL's jsonb cannot hold NUL: refused up front, the same on SQLite.
     assert_error(append(api, "c1", content), 400, "invalid_request_error")
     assert not Message.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {},
+        {"limit": "20"},
+        {"limit": "100", "order": "desc", "after": "msg_abc", "branch": "alt", "format": "openai"},
+        {"limit": "020"},
+        {"limit": "20.0"},
+        {"limit": "101"},
+        {"limit": "0"},
+        {"limit": "²"},
+        {"limit": ""},
+        {"after": " msg_abc "},
+        {"after": ""},
+        {"after": "x" * 513},
+        {"before": "msg_a", "after": "msg_b"},
+        {"branch": "b" * 129},
+        {"branch": "ветка"},
+        {"order": "ASC"},
+        {"format": "xml"},
+        {"unknown": "1"},
+    ],
+)
+def test_page_parameters_read_the_same_as_the_serializer(query):
+    """The page's quick parameter reading accepts only what the serializer
+    accepts, with the same values; for the rest the serializer answers."""
+    from conversations.serializers import MessageListInputSerializer, message_list_params
+
+    quick = message_list_params(dict(query))
+    serializer = MessageListInputSerializer(data=dict(query))
+    if quick is not None:
+        assert serializer.is_valid(), (query, serializer.errors)
+        assert quick == dict(serializer.validated_data)
