@@ -38,6 +38,7 @@ from memories.fts5 import fts5_drop, fts5_ensure, fts5_optimize
 from memories.llm.tokens import content_text, count_tokens
 from memories.models import MemoryItem, MemoryType, RecallEntry, RecallKind, Scope, SummaryTier
 from memories.recall.analysis import analyze, terms_text
+from memories.services.bulk_insert import insert_rows
 
 ENTRY_TABLE = "memories_recallentry"
 FTS_TABLE = "memories_recallentry_fts"
@@ -46,6 +47,12 @@ FTS_TABLE = "memories_recallentry_fts"
 # 1,000-token budget holds a dozen or more pieces of evidence; large enough that
 # a sentence keeps its neighbours' context. Turns of a chat are mostly shorter.
 PASSAGE_MAX_TOKENS = 80
+# Every column of an entry but its id and creation time, in the order the
+# index's rows are built (entries are written with `insert_rows`, without a
+# model object each).
+ENTRY_COLUMNS = ("workspace_id", "kind", "scope_token", "memory_id", "conversation_id", "branch_id", "message_id",
+                 "floor_no", "start_char", "end_char", "terms", "length", "embedding", "embedding_model",
+                 "content_sha256")
 # Sentences end at . ! ? (before a space or the end), their CJK forms, or a newline.
 _SENTENCE_END_RE = re.compile(r"(?:[.!?](?=\s)|[。！？]|\n+)")
 
@@ -111,10 +118,9 @@ def memory_entries_rebuild(items: Sequence[MemoryItem], *, new: bool = False) ->
         else:
             token = memory_scope_token(item.workspace_id, item.scope, item.scope_id)
         terms = analyze(_memory_text(item))
-        rows.append(RecallEntry(workspace_id=item.workspace_id, kind=RecallKind.MEMORY, scope_token=token,
-                                memory_id=item.pk, terms=terms_text(terms), length=len(terms),
-                                content_sha256=item.content_sha256))
-    RecallEntry.objects.bulk_create(rows)
+        rows.append((item.workspace_id, RecallKind.MEMORY, token, item.pk, None, None, None, None, 0, 0,
+                     terms_text(terms), len(terms), None, "", item.content_sha256))
+    insert_rows(RecallEntry, ENTRY_COLUMNS, rows)
 
 
 def memory_entries_sync(items: Sequence[MemoryItem]) -> None:
@@ -205,15 +211,10 @@ def passage_entries_rebuild(*, workspace_id: str, messages: Sequence[IndexedMess
             terms = analyze(text[span.start:span.end])
             if not terms:
                 continue
-            rows.append(RecallEntry(
-                workspace_id=workspace_id, kind=RecallKind.PASSAGE,
-                scope_token=passage_scope_token(message.conversation_id),
-                conversation_id=message.conversation_id, branch_id=message.branch_id, message_id=message.id,
-                floor_no=message.floor_no, start_char=span.start, end_char=span.end,
-                terms=terms_text(terms), length=len(terms),
-            ))
-    RecallEntry.objects.bulk_create(rows)
-    return len(rows)
+            rows.append((workspace_id, RecallKind.PASSAGE, passage_scope_token(message.conversation_id), None,
+                         message.conversation_id, message.branch_id, message.id, message.floor_no, span.start,
+                         span.end, terms_text(terms), len(terms), None, "", ""))
+    return insert_rows(RecallEntry, ENTRY_COLUMNS, rows)
 
 
 def passage_entries_delete(*, workspace_id: str, message_ids: Iterable[str]) -> int:

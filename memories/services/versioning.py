@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from memories.models import LifecycleStatus, MemoryItem, MemoryVersion, VersionOperation
+from memories.services.bulk_insert import insert_objects
 from memories.services.redaction import redaction_scrub
 from memory_project.errors import ConflictError, NotFoundError
 from memory_project.ids import new_memory_version_id
@@ -74,6 +75,14 @@ def lock_memory_items(*, workspace, ids: Iterable[str]) -> dict[str, MemoryItem]
     `transaction.atomic()`; missing ids are simply absent from the result."""
     rows = MemoryItem.objects.select_for_update().filter(workspace=workspace, pk__in=list(ids)).order_by("pk")
     return {row.pk: row for row in rows}
+
+
+def lock_memory_items_where(*, workspace, condition: Q) -> list[MemoryItem]:
+    """Lock the workspace's items matching `condition`, in primary-key order
+    (the same order as `lock_memory_items`, so the two cannot deadlock each
+    other), for a writer that finds and locks what it will change in one read.
+    Call inside `transaction.atomic()`."""
+    return list(MemoryItem.objects.select_for_update().filter(condition, workspace=workspace).order_by("pk"))
 
 
 def lock_memory_item(*, workspace, memory_id: str) -> MemoryItem:
@@ -165,6 +174,21 @@ def _version_row(*, item: MemoryItem, operation: str, actor: Actor) -> MemoryVer
     )
 
 
+def versions_build(*, items: Sequence[MemoryItem], operation: str, actor: Actor,
+                   preassigned: bool = False) -> list[MemoryVersion]:
+    """The version rows `versions_record_bulk` writes, unsaved, for a caller
+    that inserts them with other rows of its own in one statement. With
+    `preassigned=True` they take the items' ids from `version_preassign`;
+    otherwise the items are pointed at them (`current_version_id`)."""
+    versions = [_version_row(item=item, operation=operation, actor=actor) for item in items]
+    for item, version in zip(items, versions, strict=True):
+        if preassigned:
+            version.pk = item.current_version_id
+        elif operation != VersionOperation.DELETED:
+            item.current_version_id = version.pk
+    return versions
+
+
 def versions_record_bulk(*, items: Sequence[MemoryItem], operation: str, actor: Actor,
                          preassigned: bool = False) -> list[MemoryVersion]:
     """`version_record` for many items in one INSERT (batch status, batch delete,
@@ -176,16 +200,8 @@ def versions_record_bulk(*, items: Sequence[MemoryItem], operation: str, actor: 
     ids from `version_preassign`, which the versions take. Same locking
     contract as `version_record`.
     """
-    versions = [_version_row(item=item, operation=operation, actor=actor) for item in items]
-    if preassigned:
-        for item, version in zip(items, versions, strict=True):
-            version.pk = item.current_version_id
-        MemoryVersion.objects.bulk_create(versions)
-        return versions
-    MemoryVersion.objects.bulk_create(versions)
-    if operation != VersionOperation.DELETED:
-        for item, version in zip(items, versions, strict=True):
-            item.current_version_id = version.pk
+    versions = versions_build(items=items, operation=operation, actor=actor, preassigned=preassigned)
+    insert_objects(versions)
     return versions
 
 

@@ -15,7 +15,11 @@ Every item records `sources`: the exact message ids it was made from.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
+
+from django.db.models import Case, F, Q, Value, When
+from django.utils import timezone
 
 from accounts.actors import Actor
 from memories.extraction.types import ExtractionResult, Turn
@@ -33,13 +37,19 @@ from memories.models import (
     VersionOperation,
 )
 from memories.recall.index import memory_entries_rebuild
+from memories.services.bulk_insert import insert_objects
 from memories.services.item_rules import normalize_fact_key
-from memories.services.items_batch import MAX_BATCH_IDS, memory_items_set_status
-from memories.services.versioning import content_fingerprint, version_preassign, versions_record_bulk
+from memories.services.versioning import (
+    content_fingerprint,
+    lock_memory_items_where,
+    version_preassign,
+    versions_build,
+)
 
 MICRO_IMPORTANCE = 0.5
 MICRO_CONFIDENCE = 0.8
 LOOP_CONFIDENCE = 0.8
+LIVE_LIFECYCLES = (LifecycleStatus.ACTIVE, LifecycleStatus.PENDING)
 
 
 @dataclass
@@ -78,7 +88,7 @@ def live_items(*, workspace, scope: str, scope_id: str, type: str):  # noqa: A00
     """Items still in force in a scope: active status, not compacted or deprecated."""
     return MemoryItem.objects.filter(
         workspace=workspace, scope=scope, scope_id=scope_id, type=type, status=Status.ACTIVE,
-        lifecycle_status__in=(LifecycleStatus.ACTIVE, LifecycleStatus.PENDING),
+        lifecycle_status__in=LIVE_LIFECYCLES,
     )
 
 
@@ -97,7 +107,10 @@ def write_batch(
 ) -> BatchCounts:
     """Micro summary, facts (a new value of a key deprecates the old one, linked
     by `updates`), open loops, resolutions; each fact and loop `derived_from`
-    the batch's summary. With `review`, new items start `pending`."""
+    the batch's summary. With `review`, new items start `pending`.
+
+    Relies on the caller's transaction; the live facts and loops it replaces
+    or closes are locked by the read that finds them."""
     workspace = job.workspace
     actor = Actor.for_job(job.pk)
     lifecycle = LifecycleStatus.PENDING if review else LifecycleStatus.ACTIVE
@@ -118,14 +131,27 @@ def write_batch(
     edges: list[tuple[str, str, str]] = []
     deprecate: list[str] = []
 
-    # One read of the live facts of every key this batch states.
+    # One locked read of the live facts of every key this batch states and of
+    # the existing open loops it closes (a loop opened in this batch is named
+    # by its ref and needs no read).
     keys = {normalize_fact_key(fact.key) for fact in result.facts}
-    current_by_key: dict[str, list[MemoryItem]] = {}
+    new_refs = {loop.ref for loop in result.open_loops}
+    closing = [r.target for r in result.resolutions if r.target not in new_refs]
+    condition = Q(pk__in=[])
     if keys:
-        for item in (live_items(workspace=workspace, scope=destination.fact_scope,
-                                scope_id=destination.fact_scope_id, type=MemoryType.FACT)
-                     .filter(fact_key__in=keys).only("id", "fact_key", "content").order_by("created_at")):
-            current_by_key.setdefault(item.fact_key, []).append(item)
+        condition |= Q(scope=destination.fact_scope, scope_id=destination.fact_scope_id, type=MemoryType.FACT,
+                       status=Status.ACTIVE, lifecycle_status__in=LIVE_LIFECYCLES, fact_key__in=keys)
+    if closing:
+        condition |= Q(pk__in=closing, type=MemoryType.OPEN_LOOP, status=Status.ACTIVE)
+    locked: dict[str, MemoryItem] = {}
+    current_by_key: dict[str, list[MemoryItem]] = {}
+    if keys or closing:
+        for item in lock_memory_items_where(workspace=workspace, condition=condition):
+            locked[item.pk] = item
+            if item.type == MemoryType.FACT:
+                current_by_key.setdefault(item.fact_key, []).append(item)
+        for current in current_by_key.values():
+            current.sort(key=lambda item: item.created_at)
     for fact in result.facts:
         key = normalize_fact_key(fact.key)
         current = current_by_key.get(key, [])
@@ -159,32 +185,44 @@ def write_batch(
         counts.open_loops += 1
         edges.append((item.pk, micro.pk, Relation.DERIVED_FROM))
 
-    new_ids = {item.pk for item in new_items}
+    new_loop_ids = set(refs.values())
     targets = [refs.get(r.target, r.target) for r in result.resolutions]
-    existing_loops = set(MemoryItem.objects.filter(
-        workspace=workspace, pk__in=[t for t in targets if t not in new_ids], type=MemoryType.OPEN_LOOP,
-        status=Status.ACTIVE).values_list("pk", flat=True))
     for target in dict.fromkeys(targets):
-        if target in new_ids or target in existing_loops:
+        if target in new_loop_ids or (target in locked and locked[target].type == MemoryType.OPEN_LOOP):
             edges.append((micro.pk, target, Relation.RESOLVES))
             deprecate.append(target)
             counts.resolved += 1
         # else: closed meanwhile, or an id the model made up
 
-    MemoryItem.objects.bulk_create(new_items)
-    versions_record_bulk(items=new_items, operation=VersionOperation.CREATED, actor=actor, preassigned=True)
+    # Versions: `created` for every new item, then `modified` for each item
+    # deprecated (a loop opened and closed in this batch gets both), in one INSERT.
+    versions = versions_build(items=new_items, operation=VersionOperation.CREATED, actor=actor, preassigned=True)
+    by_id = {item.pk: item for item in new_items}
+    deprecated_ids = list(dict.fromkeys(deprecate))
+    deprecated = [by_id.get(pk) or locked[pk] for pk in deprecated_ids]
+    if deprecated:
+        # The state they take is the one the batch status service gives a
+        # `deprecated` status from active (see `item_rules.resolve_statuses`).
+        now = timezone.now()
+        snapshots = [copy.copy(item) for item in deprecated]
+        for item in snapshots:
+            item.status = item.lifecycle_status = Status.DEPRECATED
+            item.version += 1
+            item.updated_at = now
+        versions += versions_build(items=snapshots, operation=VersionOperation.MODIFIED, actor=actor)
+    insert_objects(new_items)
+    insert_objects(versions)
     memory_entries_rebuild(new_items, new=True)
+    if deprecated:
+        MemoryItem.objects.filter(workspace=workspace, pk__in=deprecated_ids).update(
+            status=Status.DEPRECATED, lifecycle_status=LifecycleStatus.DEPRECATED, version=F("version") + 1,
+            current_version_id=Case(*[When(pk=item.pk, then=Value(item.current_version_id)) for item in snapshots]),
+            updated_at=now,
+        )
     counts.summaries = 1
     counts.item_ids = [item.pk for item in new_items]
-    if deprecate:
-        # Loops resolved in the batch that opened them are deprecated here too.
-        ids = list(dict.fromkeys(deprecate))
-        for start in range(0, len(ids), MAX_BATCH_IDS):
-            memory_items_set_status(workspace=workspace, actor=actor, ids=ids[start:start + MAX_BATCH_IDS],
-                                    status=Status.DEPRECATED)
     if edges:
-        created = MemoryEdge.objects.bulk_create(
-            [MemoryEdge(workspace=workspace, from_item_id=a, to_item_id=b, relation=r) for a, b, r in edges],
-            ignore_conflicts=True)
-        counts.edges = len(created)
+        insert_objects([MemoryEdge(workspace=workspace, from_item_id=a, to_item_id=b, relation=r) for a, b, r in edges],
+                       ignore_conflicts=True)
+        counts.edges = len(edges)
     return counts

@@ -1,0 +1,91 @@
+"""Multi-row INSERTs without Django's per-value machinery, for the pipeline's
+hot writes (an extraction batch writes dozens of items, versions, edges and
+recall entries; `bulk_create` spent more time preparing their values than the
+database spent storing them).
+
+Values are stored exactly as `bulk_create` stores them: plain columns as
+given, and the columns whose database form differs from the Python value
+(JSON, datetimes, binary) through the field's own `get_db_prep_save`.
+`auto_now` / `auto_now_add` columns left out get the time of the call plus the
+row's position in microseconds, so rows keep their list order when sorted by
+time (as consecutive `pre_save` calls did).
+"""
+
+# SQL here is built from model metadata only; every value is a bound parameter.
+# ruff: noqa: S608
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import timedelta
+from typing import Any
+
+from django.db import connection, models
+from django.db.models.constants import OnConflict
+from django.utils import timezone
+
+# Column types whose stored form is not the Python value itself.
+_PREPARED_TYPES = frozenset({"JSONField", "DateTimeField", "DateField", "TimeField", "BinaryField", "DecimalField"})
+# Rows per statement on PostgreSQL: well under its 65,535 parameters for the
+# widest table written here (memory items, ~30 columns).
+POSTGRES_ROWS_PER_STATEMENT = 1000
+
+
+def _auto_time(field: models.Field) -> bool:
+    return bool(getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False))
+
+
+def insert_rows(model: type[models.Model], columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
+                ignore_conflicts: bool = False) -> int:
+    """INSERT `rows` (tuples in `columns` order, attribute names such as
+    `workspace_id`) into `model`'s table; automatic time columns not named are
+    filled. Call inside the writing transaction. Returns the number of rows sent."""
+    fields = [model._meta.get_field(name) for name in columns]
+    timed = [field for field in model._meta.concrete_fields if _auto_time(field) and field.attname not in columns]
+    prepare = [field.get_db_prep_save if field.get_internal_type() in _PREPARED_TYPES else None
+               for field in [*fields, *timed]]
+    now = timezone.now()
+    params: list[list[Any]] = []
+    for index, row in enumerate(rows):
+        values = [*row, *([now + timedelta(microseconds=index)] * len(timed))]
+        for position, prep in enumerate(prepare):
+            if prep is not None and values[position] is not None:
+                values[position] = prep(values[position], connection)
+        params.append(values)
+    if not params:
+        return 0
+    names = ", ".join(connection.ops.quote_name(field.column) for field in [*fields, *timed])
+    on_conflict = OnConflict.IGNORE if ignore_conflicts else None
+    head = (f"{connection.ops.insert_statement(on_conflict=on_conflict)} "
+            f"{connection.ops.quote_name(model._meta.db_table)} ({names}) VALUES ")
+    tail = connection.ops.on_conflict_suffix_sql(fields, on_conflict, None, None)
+    placeholders = "(" + ", ".join(["%s"] * len(prepare)) + ")"
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            # One prepared statement run per row inside SQLite (no 999-parameter limit to chunk around).
+            cursor.executemany(f"{head}{placeholders} {tail}", params)
+        else:
+            for start in range(0, len(params), POSTGRES_ROWS_PER_STATEMENT):
+                chunk = params[start:start + POSTGRES_ROWS_PER_STATEMENT]
+                cursor.execute(f"{head}{', '.join([placeholders] * len(chunk))} {tail}",
+                               [value for values in chunk for value in values])
+    return len(params)
+
+
+def insert_objects(objects: Sequence[models.Model], *, ignore_conflicts: bool = False) -> int:
+    """`bulk_create` for model instances whose primary keys are set (or are
+    automatic): every concrete column in one multi-row INSERT. Automatic time
+    columns are set on the objects too, as `bulk_create` does."""
+    if not objects:
+        return 0
+    model = type(objects[0])
+    now = timezone.now()
+    fields = [field for field in model._meta.concrete_fields
+              if not (field.primary_key and isinstance(field, models.AutoField) and objects[0].pk is None)]
+    timed = [field for field in fields if _auto_time(field)]
+    for index, obj in enumerate(objects):
+        moment = now + timedelta(microseconds=index)
+        for field in timed:
+            setattr(obj, field.attname, moment)
+    columns = [field.attname for field in fields]
+    return insert_rows(model, columns, ([getattr(obj, name) for name in columns] for obj in objects),
+                       ignore_conflicts=ignore_conflicts)
