@@ -25,7 +25,7 @@ from memories.extraction.summarizer import (
     without,
 )
 from memories.extraction.tasks import has_deadline, match_closure, match_task
-from memories.extraction.text import detect_language, is_small_talk, similarity, split_sentences, terms
+from memories.extraction.text import detect_language, similarity, terms, turn_sentences
 from memories.extraction.types import (
     ExtractedFact,
     ExtractedLoop,
@@ -183,8 +183,8 @@ def extract(data: ExtractionInput) -> ExtractionResult:
         states_facts = human or turn.role == "user"
         subject: Subject = speaker_subject(role=turn.role, speaker=turn.speaker, human=human)
         owner = turn.speaker if human else None
-        for sentence in split_sentences(turn.text):
-            if is_small_talk(sentence):
+        for sentence, small_talk in turn_sentences(turn.text):
+            if small_talk:
                 continue
             closed, closure_terms = match_closure(sentence)
             if closed and batch.close(closure_terms, turn, may_close_bare=states_facts):

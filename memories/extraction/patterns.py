@@ -16,6 +16,7 @@ looks like "I like ..." makes none.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 
@@ -149,16 +150,21 @@ def _name_value(text: str) -> str | None:
     return " ".join(words) or None
 
 
+@functools.cache
+def _category_word_re(word: str) -> re.Pattern:
+    """A category word as a whole word, plural allowed (compiled once: there
+    are more of them than `re` keeps compiled)."""
+    return re.compile(rf"(?<![a-z]){re.escape(word)}(?:s|es)?(?![a-z])")
+
+
 def category(value: str) -> str | None:
     """The preference category of a thing ("window seats" -> seat), if known."""
     lowered = value.lower()
     best: tuple[int, str] | None = None
     for name, words in CATEGORIES.items():
         for word in words:
-            if word.isascii():
-                hit = re.search(rf"(?<![a-z]){re.escape(word)}(?:s|es)?(?![a-z])", lowered)
-            else:
-                hit = word in value
+            # The substring test first: most words are absent, and it is exact for those.
+            hit = (word in lowered and _category_word_re(word).search(lowered)) if word.isascii() else word in value
             if hit and (best is None or len(word) > best[0]):
                 best = (len(word), name)
     return best[1] if best else None
@@ -563,7 +569,7 @@ def match_correction(sentence: str, speaker: Subject) -> FactMatch | None:
     for name, words in CATEGORIES.items():
         for word in words:
             if word.isascii():
-                hit = re.search(rf"(?<![a-z]){re.escape(word)}(?:s|es)?(?![a-z])", lowered)
+                hit = word in lowered and _category_word_re(word).search(lowered)
                 surface = rest[hit.start():hit.end()] if hit else ""
             else:
                 hit = word in rest

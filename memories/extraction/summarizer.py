@@ -16,6 +16,7 @@ split and clipped around them, never inside.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -24,11 +25,13 @@ from memories.extraction.text import (
     clip,
     covered,
     detect_language,
-    is_small_talk,
     is_speaker_name,
+    overlap_ratio,
     similarity,
     split_sentences,
+    stems,
     terms,
+    turn_sentences,
 )
 from memories.extraction.types import Turn
 
@@ -43,6 +46,8 @@ _ROLE_LABELS = {"User": "user", "Assistant": "assistant", "用户": "user", "助
 _SECTION_RE = re.compile(r"(Facts: |Open tasks: |Done: |Context: |事实：|待办：|已完成：|背景：)")
 _SECTION_NAMES = {"Facts: ": "facts", "事实：": "facts", "Open tasks: ": "tasks", "待办：": "tasks",
                   "Done: ": "done", "已完成：": "done", "Context: ": "context", "背景：": "context"}
+_ENDS_SENTENCE_RE = re.compile(r"[.!?。！？]$")
+_TRAILING_SEMICOLONS_RE = re.compile(r"[;；]+$")
 _LABEL_RE = re.compile(r"^(?P<label>[^:：\n]{1,40}?)\s*[:：]\s*(?P<body>\S.*)$", re.S)
 
 # What makes a sentence worth keeping: numbers and literals, names in the middle
@@ -90,6 +95,9 @@ class Composed:
     sources: list[str]
 
 
+# Composition renders its context once per candidate it tries, splitting the
+# same items' labels again each time.
+@functools.lru_cache(maxsize=1024)
 def split_label(item: str) -> tuple[str | None, str]:
     """("Nate", "I won ...") for "Nate: I won ..."; (None, item) without a speaker."""
     match = _LABEL_RE.match(item)
@@ -142,10 +150,12 @@ def _context_items(text: str) -> list[str]:
 # --- Scoring ----------------------------------------------------------------------
 
 
-def score_sentence(sentence: str, *, role: str, human: bool, position: float) -> float:
+def score_sentence(sentence: str, *, role: str, human: bool, position: float,
+                   content: list[str] | None = None) -> float:
     """How much a sentence is worth keeping. No role weighs less in a dialog of
-    two people; in an assistant dialog the assistant's echoes and offers do."""
-    content = terms(sentence)
+    two people; in an assistant dialog the assistant's echoes and offers do.
+    `content`: the sentence's `terms`, when the caller has them already."""
+    content = terms(sentence) if content is None else content
     score = 1.0 if (human or role == "user") else 0.85
     score += min(len(content), 10) * 0.06
     if len(content) < 3:
@@ -203,12 +213,15 @@ def context_sentences(
     for index, turn in enumerate(turns):
         position = index / max(len(turns) - 1, 1)
         label = speaker_label(turn, language, user_name)
-        for sentence in split_sentences(turn.text):
-            if is_small_talk(sentence) or len(terms(sentence)) < 2:
+        for sentence, small_talk in turn_sentences(turn.text):
+            if small_talk:
+                continue
+            content = terms(sentence)
+            if len(content) < 2:
                 continue
             if excluded and covered(sentence, excluded) >= 0.6:
                 continue
-            score = score_sentence(sentence, role=turn.role, human=human, position=position)
+            score = score_sentence(sentence, role=turn.role, human=human, position=position, content=content)
             if detect_language(sentence) != language:
                 score *= 0.3
             duplicate = next((c for c in chosen if similarity(sentence, c.sentence) >= 0.6), None)
@@ -245,7 +258,7 @@ def _render_context(items: Sequence[str], language: str) -> str:
     last: str | None = None
     for item in items:
         label, body = split_label(item)
-        if not re.search(r"[.!?。！？]$", body):
+        if not _ENDS_SENTENCE_RE.search(body):
             body += labels["end"].strip()
         if label is not None:
             label = _localize_label(label, language)
@@ -281,20 +294,27 @@ def compose(
 
     def dedupe(items: Sequence[str | Piece], default_priority=lambda i, n: 0.0) -> list[Piece]:
         out: list[Piece] = []
+        out_stems: list[frozenset[str]] = []
         for index, raw in enumerate(items):
             piece = _piece(raw, default_priority(index, len(items)))
             text = piece.text.strip()
-            text = re.sub(r"[;；]+$", "", text)
+            text = _TRAILING_SEMICOLONS_RE.sub("", text)
             text = text[:-1] if text.endswith(("。", ".")) and not text.endswith("...") else text
             if not text:
                 continue
-            same = next((i for i, o in enumerate(out) if o.text == text or similarity(text, o.text) >= 0.8), None)
+            # `similarity` with each kept item, their stems taken once (a rolling
+            # summary dedupes up to a few hundred known facts).
+            own = stems(text)
+            same = next((i for i, o in enumerate(out) if o.text == text or overlap_ratio(own, out_stems[i]) >= 0.8),
+                        None)
             if same is not None:
                 # The later wording wins; both items' messages stay its sources.
                 merged = tuple(dict.fromkeys(out[same].sources + piece.sources))
                 out[same] = Piece(text, merged, min(piece.priority, out[same].priority))
+                out_stems[same] = own
                 continue
             out.append(Piece(text, piece.sources, piece.priority))
+            out_stems.append(own)
         return out
 
     facts_p, tasks_p, done_p = dedupe(facts), dedupe(tasks), dedupe(done)

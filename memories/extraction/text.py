@@ -186,6 +186,18 @@ def split_sentences(text: str) -> list[str]:
     return sentences
 
 
+# The extractor reads each turn of a batch twice (facts and tasks, then the
+# summary's context): its sentences and their small-talk test are worked out
+# once. Larger than a catch-up batch (50 floors), small enough to stay flat.
+TURN_CACHE_SIZE = 256
+
+
+@functools.lru_cache(maxsize=TURN_CACHE_SIZE)
+def turn_sentences(text: str) -> tuple[tuple[str, bool], ...]:
+    """(sentence, is small talk) for each sentence of a turn's text."""
+    return tuple((sentence, is_small_talk(sentence)) for sentence in split_sentences(text))
+
+
 def normalize_space(text: str) -> str:
     return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text)).strip()
 
@@ -272,6 +284,8 @@ def is_small_talk(sentence: str) -> bool:
 
 def cjk_ratio(text: str) -> float:
     """Share of CJK characters among the letters of `text`."""
+    if text.isascii():
+        return 0.0
     cjk = len(_CJK_RE.findall(text))
     latin = sum(len(w) for w in _LATIN_WORD_RE.findall(text))
     total = cjk + latin / 4  # a Latin word of ~4 letters weighs about one Chinese character
@@ -287,27 +301,32 @@ def terms(text: str) -> list[str]:
     """Lowercased English words and Chinese character bigrams, stopwords dropped.
 
     Bigrams make "咖啡" match "咖啡" without a dictionary; single characters would
-    match almost anything."""
+    match almost anything. A run of Chinese characters is broken only by a
+    word, not by punctuation between them."""
     out: list[str] = []
     cjk_run: list[str] = []
-
-    def flush() -> None:
-        chars = [c for c in cjk_run if c not in _ZH_STOP_CHARS]
-        if len(chars) == 1:
-            out.append(chars[0])
-        out.extend(chars[i] + chars[i + 1] for i in range(len(chars) - 1))
-        cjk_run.clear()
-
     for token in _WORD_RE.findall(text.lower()):
-        if _CJK_RE.match(token):
+        # A word token starts with an ASCII letter or digit; anything above is
+        # the single ideograph of the pattern's second branch.
+        if token[0] >= "\u3400":
             cjk_run.append(token)
             continue
-        flush()
+        if cjk_run:
+            _add_bigrams(cjk_run, out)
+            cjk_run = []
         token = token.strip("'.-_")
         if token and token not in _STOPWORDS and len(token) > 1:
             out.append(token)
-    flush()
+    if cjk_run:
+        _add_bigrams(cjk_run, out)
     return out
+
+
+def _add_bigrams(run: list[str], out: list[str]) -> None:
+    chars = [c for c in run if c not in _ZH_STOP_CHARS]
+    if len(chars) == 1:
+        out.append(chars[0])
+    out.extend(chars[i] + chars[i + 1] for i in range(len(chars) - 1))
 
 
 # The summarizer compares each sentence of a batch with the others and with the
@@ -325,7 +344,11 @@ def stems(text: str) -> frozenset[str]:
 
 def similarity(a: str, b: str) -> float:
     """Jaccard overlap of the two texts' stems (0..1)."""
-    ta, tb = stems(a), stems(b)
+    return overlap_ratio(stems(a), stems(b))
+
+
+def overlap_ratio(ta: frozenset[str], tb: frozenset[str]) -> float:
+    """`similarity` of two texts given their `stems`."""
     if not ta or not tb:
         return 0.0
     return len(ta & tb) / len(ta | tb)
