@@ -99,6 +99,36 @@ def message_list_params(query: dict[str, str]) -> dict[str, Any] | None:
     return params
 
 
+_ROLES = frozenset(Role.values)
+_APPEND_KEYS = frozenset({"role", "content", "metadata", "user_id", "branch"})
+
+
+def message_append_params(data: Any) -> dict[str, Any] | None:
+    """`MessageAppendInputSerializer`'s answer for a plainly valid single
+    message, without building the serializer (see `message_list_params`).
+    None for anything else: the serializer then decides."""
+    if not isinstance(data, dict) or not data.keys() <= _APPEND_KEYS:
+        return None
+    role, content = data.get("role"), data.get("content")
+    if not isinstance(role, str) or role not in _ROLES or content is None:
+        return None
+    params: dict[str, Any] = {"role": role, "content": content, "branch": MAIN_BRANCH}
+    if "metadata" in data:
+        if type(data["metadata"]) is not dict:
+            return None
+        params["metadata"] = data["metadata"]
+    if "user_id" in data:
+        user_id = data["user_id"]
+        if user_id is not None and not (isinstance(user_id, str) and _plain_text(user_id, 256)):
+            return None
+        params["user_id"] = user_id
+    if "branch" in data:
+        if not (isinstance(data["branch"], str) and _plain_text(data["branch"], 128)):
+            return None
+        params["branch"] = data["branch"]
+    return params
+
+
 class ConversationListInputSerializer(_PagingInputSerializer):
     user_id = StrictCharField(required=False, max_length=256)
     source = StrictCharField(required=False, max_length=40)

@@ -44,6 +44,7 @@ from conversations.serializers import (
     MessageListInputSerializer,
     MessageOutputSerializer,
     MessageUpdateInputSerializer,
+    message_append_params,
     message_data,
     message_list_params,
 )
@@ -259,7 +260,7 @@ class MessageViewSet(ConversationScopedViewSet):
             )
             created = batch.created
         else:
-            params = _input(MessageAppendInputSerializer, request.data)
+            params = message_append_params(request.data) or _input(MessageAppendInputSerializer, request.data)
             result = services.message_append(
                 workspace=workspace,
                 external_id=conversation_id,

@@ -92,16 +92,23 @@ def _branch_of(*, workspace, scope_id: str):
 
 
 def _crossed(before: int, after: int, step: int) -> bool:
-    """`after` reached a multiple of `step` that `before` had not."""
-    return step > 0 and after >= step and before // step < after // step
+    """`after` reached `step` times a power of two (1, 2, 4, 8 ...) that
+    `before` had not."""
+    if step <= 0 or after < step:
+        return False
+    multiple = after // step
+    return 1 << (multiple.bit_length() - 1) > before // step
 
 
 def extraction_due_after(*, floors_before: int, floors_after: int, tokens_before: int, tokens_after: int) -> bool:
     """Whether an append that took a branch's pending work from `*_before` to
-    `*_after` crossed an extraction threshold: every `MEMORY_EXTRACT_MIN_FLOORS`
-    floors, or every `MEMORY_EXTRACT_MIN_TOKENS` tokens. Crossing again at each
-    multiple means a job lost or failed meanwhile is queued again while the
-    backlog keeps growing; the idle sweep takes what stays below a threshold."""
+    `*_after` crossed an extraction threshold: `MEMORY_EXTRACT_MIN_FLOORS`
+    floors or `MEMORY_EXTRACT_MIN_TOKENS` tokens. While a backlog grows
+    (no worker keeps up, or its job was lost) it is due again each time the
+    backlog doubles: a lost or failed job is queued again, and a backlog
+    that a pending job will read anyway costs a few look-ups, not one per
+    threshold's worth of appends. The idle sweep takes what stays below a
+    threshold, and maintenance re-sends a job left pending."""
     return _crossed(floors_before, floors_after, settings.MEMORY_EXTRACT_MIN_FLOORS) or (
         floors_after > 0 and _crossed(tokens_before, tokens_after, settings.MEMORY_EXTRACT_MIN_TOKENS)
     )

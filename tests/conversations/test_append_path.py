@@ -25,6 +25,7 @@ from conversations.services import (
     new_messages,
 )
 from memories.models import MemoryJob
+from memories.services.scopes import extraction_due_after
 from memory_project.errors import ConflictError, QuotaExceededError, ValidationError
 from tests.conversations.helpers_bulk import bulk_fill
 
@@ -93,7 +94,7 @@ def test_nothing_runs_after_commit_below_the_threshold(workspace, django_capture
         assert MemoryJob.objects.count() == 1
 
 
-def test_a_backlog_queues_again_at_each_multiple_of_the_threshold(workspace, django_capture_on_commit_callbacks):
+def test_a_backlog_queues_again_each_time_it_doubles(workspace, django_capture_on_commit_callbacks):
     with override_settings(MEMORY_EXTRACT_MIN_FLOORS=3, MEMORY_EXTRACT_MIN_TOKENS=100_000):
         with django_capture_on_commit_callbacks(execute=True):
             messages_append(workspace=workspace, external_id="c", messages=new_messages(
@@ -106,6 +107,16 @@ def test_a_backlog_queues_again_at_each_multiple_of_the_threshold(workspace, dja
                 message_append(workspace=workspace, external_id="c", role="user", content=f"more {n}")
     assert _pending("c")[0] == 6
     assert MemoryJob.objects.filter(status="pending").count() == 1
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "due"),
+    [(0, 2, False), (2, 3, True), (3, 5, False), (5, 6, True), (6, 9, False), (11, 12, True), (12, 23, False),
+     (23, 24, True), (0, 100, True), (24, 47, False), (47, 48, True)],
+)
+def test_a_growing_backlog_is_due_at_the_threshold_times_a_power_of_two(before, after, due):
+    with override_settings(MEMORY_EXTRACT_MIN_FLOORS=3, MEMORY_EXTRACT_MIN_TOKENS=100_000):
+        assert extraction_due_after(floors_before=before, floors_after=after, tokens_before=0, tokens_after=1) is due
 
 
 def test_pending_work_is_derived_from_the_counters(workspace):

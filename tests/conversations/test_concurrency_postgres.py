@@ -127,3 +127,59 @@ def test_paging_during_concurrent_appends_never_skips_or_repeats(workspace):
     expected = list(Message.objects.filter(conversation__external_id="live").order_by("floor_no").values_list("pk", flat=True))
     assert len(expected) == 5 + written
     assert seen == expected
+
+
+def _statements(ctx) -> list[str]:
+    return [q["sql"].split(" ", 1)[0] for q in ctx.captured_queries]
+
+
+def test_an_append_outside_a_transaction_is_one_statement(workspace):
+    from django.test.utils import CaptureQueriesContext
+
+    from conversations.services import messages_append, new_messages
+    from memory_project.errors import NotFoundError
+
+    message_append(workspace=workspace, external_id="c", role="user", content="creates the conversation")
+    with CaptureQueriesContext(connection) as ctx:
+        second = message_append(workspace=workspace, external_id="c", role="user", content="second", user_id="u1")
+    assert _statements(ctx) == ["WITH"]
+    assert second.created and second.message.floor_no == 2 and second.branch_name == "main"
+    stored = Message.objects.get(pk=second.message.pk)
+    assert (stored.content, stored.role, stored.floor_no, stored.metadata) == ("second", "user", 2, {})
+    assert stored.created_at == second.message.created_at
+    conversation = Conversation.objects.get(external_id="c")
+    assert (conversation.message_count, conversation.user_id) == (2, "u1")
+    assert conversation.last_message_at == second.message.created_at
+
+    batch = new_messages([{"role": "assistant", "content": {"n": i}, "metadata": {"i": i}} for i in range(3)],
+                         key_prefix="batch")
+    with CaptureQueriesContext(connection) as ctx:
+        result = messages_append(workspace=workspace, external_id="c", messages=batch)
+    assert _statements(ctx) == ["SELECT", "WITH"]  # the idempotency keys' look-up, then the append
+    assert [m.floor_no for m in result.messages] == [3, 4, 5]
+    assert list(Message.objects.filter(floor_no__gte=3).order_by("floor_no").values_list("content", "metadata",
+                                                                                          "idempotency_key")) == [
+        ({"n": i}, {"i": i}, f"batch:{i}") for i in range(3)
+    ]
+    branch = Branch.objects.get(conversation=conversation, name="main")
+    assert branch.next_floor_no == 6 and branch.appended_tokens == sum(
+        Message.objects.filter(branch=branch).values_list("token_estimate", flat=True))
+    # A retry of the batch is a replay: nothing written.
+    replay = messages_append(workspace=workspace, external_id="c", messages=batch)
+    assert not replay.created and [m.pk for m in replay.messages] == [m.pk for m in result.messages]
+
+    # A missing branch writes nothing, not even the conversation's counters.
+    with pytest.raises(NotFoundError):
+        message_append(workspace=workspace, external_id="c", role="user", content="x", branch="nope")
+    conversation.refresh_from_db()
+    assert conversation.message_count == 5
+
+
+def test_an_append_past_the_cap_outside_a_transaction_writes_nothing(workspace):
+    conversation = bulk_fill(workspace, "full", MAX_MESSAGES_PER_CONVERSATION - 1)
+    message_append(workspace=workspace, external_id="full", role="user", content="the last one")
+    with pytest.raises(QuotaExceededError):
+        message_append(workspace=workspace, external_id="full", role="user", content="one too many")
+    conversation.refresh_from_db()
+    assert conversation.message_count == MAX_MESSAGES_PER_CONVERSATION
+    assert Message.objects.filter(conversation=conversation).count() == MAX_MESSAGES_PER_CONVERSATION

@@ -315,3 +315,34 @@ def test_page_parameters_read_the_same_as_the_serializer(query):
     if quick is not None:
         assert serializer.is_valid(), (query, serializer.errors)
         assert quick == dict(serializer.validated_data)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "text", "text": "x"}], "metadata": {"a": [1]}, "user_id": None},
+        {"role": "tool", "content": {"k": 1}, "user_id": "u-1", "branch": "alt"},
+        {"role": "user", "content": None},
+        {"role": "user"},
+        {"role": "robot", "content": "x"},
+        {"role": 1, "content": "x"},
+        {"role": "user", "content": "x", "metadata": []},
+        {"role": "user", "content": "x", "metadata": None},
+        {"role": "user", "content": "x", "user_id": 7},
+        {"role": "user", "content": "x", "user_id": " u "},
+        {"role": "user", "content": "x", "user_id": "u" * 257},
+        {"role": "user", "content": "x", "branch": ""},
+        {"role": "user", "content": "x", "branch": None},
+        {"role": "user", "content": "x", "extra": 1},
+        ["not", "an", "object"],
+    ],
+)
+def test_append_body_reads_the_same_as_the_serializer(body):
+    from conversations.serializers import MessageAppendInputSerializer, message_append_params
+
+    quick = message_append_params(body)
+    serializer = MessageAppendInputSerializer(data=body)
+    if quick is not None:
+        assert serializer.is_valid(), (body, serializer.errors)
+        assert quick == dict(serializer.validated_data)
