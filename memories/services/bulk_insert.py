@@ -15,6 +15,7 @@ time (as consecutive `pre_save` calls did).
 # ruff: noqa: S608
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from typing import Any
@@ -24,14 +25,18 @@ from django.db.models.constants import OnConflict
 from django.utils import timezone
 
 # Column types whose stored form is not the Python value itself.
+_TYPE_MODIFIER_RE = re.compile(r"\(\d+(?:,\s*\d+)?\)")
 _PREPARED_TYPES = frozenset({"JSONField", "DateTimeField", "DateField", "TimeField", "BinaryField", "DecimalField"})
-# Rows per statement on PostgreSQL: well under its 65,535 parameters for the
-# widest table written here (memory items, ~30 columns).
-POSTGRES_ROWS_PER_STATEMENT = 1000
 
 
 def _auto_time(field: models.Field) -> bool:
     return bool(getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False))
+
+
+def _array_type(field: models.Field) -> str:
+    # Without its length: an explicit cast to varchar(n) would cut a long value
+    # silently, where the INSERT's own assignment refuses it as VALUES did.
+    return _TYPE_MODIFIER_RE.sub("", field.db_type(connection))
 
 
 def insert_rows(model: type[models.Model], columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
@@ -53,21 +58,25 @@ def insert_rows(model: type[models.Model], columns: Sequence[str], rows: Iterabl
         params.append(values)
     if not params:
         return 0
-    names = ", ".join(connection.ops.quote_name(field.column) for field in [*fields, *timed])
+    columns_sql = [*fields, *timed]
+    names = ", ".join(connection.ops.quote_name(field.column) for field in columns_sql)
     on_conflict = OnConflict.IGNORE if ignore_conflicts else None
     head = (f"{connection.ops.insert_statement(on_conflict=on_conflict)} "
-            f"{connection.ops.quote_name(model._meta.db_table)} ({names}) VALUES ")
+            f"{connection.ops.quote_name(model._meta.db_table)} ({names}) ")
     tail = connection.ops.on_conflict_suffix_sql(fields, on_conflict, None, None)
-    placeholders = "(" + ", ".join(["%s"] * len(prepare)) + ")"
     with connection.cursor() as cursor:
-        if connection.vendor == "sqlite":
-            # One prepared statement run per row inside SQLite (no 999-parameter limit to chunk around).
-            cursor.executemany(f"{head}{placeholders} {tail}", params)
+        if connection.vendor == "postgresql":
+            # One array per column: the statement stays short whatever the
+            # number of rows (a VALUES list of hundreds of placeholders cost
+            # more to build and parse than the rows cost to store).
+            arrays = ", ".join(f"%s::{_array_type(field)}[]" for field in columns_sql)
+            cursor.execute(f"{head}SELECT * FROM unnest({arrays}) {tail}",
+                           [list(column) for column in zip(*params, strict=True)])
         else:
-            for start in range(0, len(params), POSTGRES_ROWS_PER_STATEMENT):
-                chunk = params[start:start + POSTGRES_ROWS_PER_STATEMENT]
-                cursor.execute(f"{head}{', '.join([placeholders] * len(chunk))} {tail}",
-                               [value for values in chunk for value in values])
+            # One prepared statement that SQLite runs per row (no limit of 999
+            # parameters to chunk around).
+            placeholders = ", ".join(["%s"] * len(columns_sql))
+            cursor.executemany(f"{head}VALUES ({placeholders}) {tail}", params)
     return len(params)
 
 
