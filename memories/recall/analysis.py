@@ -23,7 +23,7 @@ import Stemmer
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"[a-z0-9]+|[{_CJK}]+")
-_CJK_RUN_RE = re.compile(rf"[{_CJK}]+")
+_CJK_FIRST = "\u3400"
 
 STOPWORDS = frozenset(
     ["a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "aren't", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "can't", "cannot", "could", "couldn't", "did", "didn't", "do", "does", "doesn't", "doing", "don't", "down", "during", "each", "few", "for", "from", "further", "had", "hadn't", "has", "hasn't", "have", "haven't", "having", "he", "he'd", "he'll", "he's", "her", "here", "here's", "hers", "herself", "him", "himself", "his", "how", "how's", "i", "i'd", "i'll", "i'm", "i've", "if", "in", "into", "is", "isn't", "it", "it's", "its", "itself", "let's", "me", "more", "most", "mustn't", "my", "myself", "no", "nor", "not", "of", "off", "on", "once", "only", "or", "other", "ought", "our", "ours", "ourselves", "out", "over", "own", "same", "shan't", "she", "she'd", "she'll", "she's", "should", "shouldn't", "so", "some", "such", "than", "that", "that's", "the", "their", "theirs", "them", "themselves", "then", "there", "there's", "these", "they", "they'd", "they'll", "they're", "they've", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "wasn't", "we", "we'd", "we'll", "we're", "we've", "were", "weren't", "what", "what's", "when", "when's", "where", "where's", "which", "while", "who", "who's", "whom", "why", "why's", "with", "won't", "would", "wouldn't", "you", "you'd", "you'll", "you're", "you've", "your", "yours", "yourself", "yourselves", "s", "t", "d", "ll", "m", "re", "ve", "just", "yeah", "yes", "oh", "ok", "okay", "um", "uh", "hey", "hi", "hello", "really", "like", "get", "got", "going", "gonna", "will", "shall", "may", "might", "must", "lot", "lots", "much", "many", "thing", "things", "something", "anything", "everything", "one"]
@@ -54,14 +54,14 @@ def analyze(text: str | None) -> list[str]:
     normalized = unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'")
     # "don't" -> "don't" is a stopword; drop the apostrophe forms before splitting.
     out: list[str] = []
-    for raw in re.split(r"\s+", normalized):
-        if not raw:
-            continue
+    for raw in normalized.split():
         word_forms = raw.strip(".,!?;:()[]{}\"'*_~`<>")
         if word_forms in STOPWORDS:
             continue
         for token in _TOKEN_RE.findall(raw):
-            if _CJK_RUN_RE.fullmatch(token):
+            # A token is a run of [a-z0-9] or a run of ideographs: its first
+            # character tells which.
+            if token[0] >= _CJK_FIRST:
                 out.extend(_cjk_terms(token))
             elif token.isdigit():
                 out.append(token)

@@ -162,6 +162,11 @@ def passage_spans(text: str, max_tokens: int = PASSAGE_MAX_TOKENS) -> list[Passa
     window_start: int | None = None
     window_end = 0
     used = 0
+    # A token is at least one byte: a text of no more bytes than the cap is
+    # one window, whatever its sentences count (most chat turns are).
+    if sentences and len(text.encode()) <= max_tokens:
+        spans.append(PassageSpan(sentences[0][0], sentences[-1][1]))
+        sentences = []
     for s_start, s_end in sentences:
         tokens = count_tokens(text[s_start:s_end])
         if window_start is not None and used + tokens > max_tokens:

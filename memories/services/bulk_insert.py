@@ -15,8 +15,10 @@ time (as consecutive `pre_save` calls did).
 # ruff: noqa: S608
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -39,44 +41,61 @@ def _array_type(field: models.Field) -> str:
     return _TYPE_MODIFIER_RE.sub("", field.db_type(connection))
 
 
+@dataclass(frozen=True)
+class _Statement:
+    sql: str
+    timed: int  # automatic time columns appended to each row
+    prepare: tuple[Callable | None, ...]
+
+
+@functools.lru_cache(maxsize=64)
+def _statement(model: type[models.Model], columns: tuple[str, ...], ignore_conflicts: bool, vendor: str) -> _Statement:
+    """The INSERT for these columns, built once per process (a batch writes
+    the same few shapes again and again)."""
+    fields = [model._meta.get_field(name) for name in columns]
+    timed = [field for field in model._meta.concrete_fields if _auto_time(field) and field.attname not in columns]
+    every = [*fields, *timed]
+    names = ", ".join(connection.ops.quote_name(field.column) for field in every)
+    on_conflict = OnConflict.IGNORE if ignore_conflicts else None
+    head = (f"{connection.ops.insert_statement(on_conflict=on_conflict)} "
+            f"{connection.ops.quote_name(model._meta.db_table)} ({names}) ")
+    tail = connection.ops.on_conflict_suffix_sql(fields, on_conflict, None, None)
+    if vendor == "postgresql":
+        # One array per column: the statement stays short whatever the number
+        # of rows (a VALUES list of hundreds of placeholders cost more to build
+        # and parse than the rows cost to store).
+        sql = f"{head}SELECT * FROM unnest({', '.join(f'%s::{_array_type(field)}[]' for field in every)}) {tail}"
+    else:
+        sql = f"{head}VALUES ({', '.join(['%s'] * len(every))}) {tail}"
+    prepare = tuple(field.get_db_prep_save if field.get_internal_type() in _PREPARED_TYPES else None
+                    for field in every)
+    return _Statement(sql=sql, timed=len(timed), prepare=prepare)
+
+
 def insert_rows(model: type[models.Model], columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
                 ignore_conflicts: bool = False) -> int:
     """INSERT `rows` (tuples in `columns` order, attribute names such as
     `workspace_id`) into `model`'s table; automatic time columns not named are
     filled. Call inside the writing transaction. Returns the number of rows sent."""
-    fields = [model._meta.get_field(name) for name in columns]
-    timed = [field for field in model._meta.concrete_fields if _auto_time(field) and field.attname not in columns]
-    prepare = [field.get_db_prep_save if field.get_internal_type() in _PREPARED_TYPES else None
-               for field in [*fields, *timed]]
+    statement = _statement(model, tuple(columns), ignore_conflicts, connection.vendor)
+    prepared = [(position, prep) for position, prep in enumerate(statement.prepare) if prep is not None]
     now = timezone.now()
     params: list[list[Any]] = []
     for index, row in enumerate(rows):
-        values = [*row, *([now + timedelta(microseconds=index)] * len(timed))]
-        for position, prep in enumerate(prepare):
-            if prep is not None and values[position] is not None:
+        values = [*row, *([now + timedelta(microseconds=index)] * statement.timed)]
+        for position, prep in prepared:
+            if values[position] is not None:
                 values[position] = prep(values[position], connection)
         params.append(values)
     if not params:
         return 0
-    columns_sql = [*fields, *timed]
-    names = ", ".join(connection.ops.quote_name(field.column) for field in columns_sql)
-    on_conflict = OnConflict.IGNORE if ignore_conflicts else None
-    head = (f"{connection.ops.insert_statement(on_conflict=on_conflict)} "
-            f"{connection.ops.quote_name(model._meta.db_table)} ({names}) ")
-    tail = connection.ops.on_conflict_suffix_sql(fields, on_conflict, None, None)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            # One array per column: the statement stays short whatever the
-            # number of rows (a VALUES list of hundreds of placeholders cost
-            # more to build and parse than the rows cost to store).
-            arrays = ", ".join(f"%s::{_array_type(field)}[]" for field in columns_sql)
-            cursor.execute(f"{head}SELECT * FROM unnest({arrays}) {tail}",
-                           [list(column) for column in zip(*params, strict=True)])
+            cursor.execute(statement.sql, [list(column) for column in zip(*params, strict=True)])
         else:
             # One prepared statement that SQLite runs per row (no limit of 999
             # parameters to chunk around).
-            placeholders = ", ".join(["%s"] * len(columns_sql))
-            cursor.executemany(f"{head}VALUES ({placeholders}) {tail}", params)
+            cursor.executemany(statement.sql, params)
     return len(params)
 
 

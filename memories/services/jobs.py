@@ -193,10 +193,16 @@ def memory_job_start(*, job_id: str, redispatch: bool = False) -> MemoryJob | No
     return job
 
 
-def memory_job_checkpoint(*, job: MemoryJob) -> None:
+def memory_job_checkpoint(*, job: MemoryJob, heartbeat: bool = True) -> None:
     """Between units of work: stop here (-> cancelled) when a cancel was asked.
     Also refreshes `updated_at`, the heartbeat maintenance reads to find jobs
-    whose worker died."""
+    whose worker died. `heartbeat=False`: the caller's last unit of work
+    refreshed it already (`job_progress` in its transaction), so a job still
+    running and not asked to stop costs one read and no transaction."""
+    if not heartbeat:
+        row = MemoryJob.objects.filter(pk=job.pk).values_list("status", "cancel_requested").first()
+        if row is not None and row[0] == JobStatus.RUNNING and not row[1]:
+            return
     cancelled = False
     with transaction.atomic():
         current = lock_memory_job(job_id=job.pk)

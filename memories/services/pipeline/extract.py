@@ -48,12 +48,13 @@ def _input(job: MemoryJob, state: ScopeState, conversation, turns: list[Turn], d
     return ExtractionInput(
         previous_summary=previous,
         known_facts=[
-            KnownFact(id=f.pk, key=f.fact_key or "", content=f.content)
-            for f in reversed(facts.order_by("-created_at").only("id", "fact_key", "content")[:KNOWN_FACTS_LIMIT])
+            KnownFact(id=pk, key=key or "", content=content) for pk, key, content in
+            reversed(facts.order_by("-created_at").values_list("id", "fact_key", "content")[:KNOWN_FACTS_LIMIT])
         ],
         open_loops=[
-            OpenLoopRef(id=o.pk, content=o.content, floor_no=int(o.source_floor_id) if (o.source_floor_id or "").isdigit() else None)
-            for o in reversed(loops.order_by("-created_at").only("id", "content", "source_floor_id")[:OPEN_LOOPS_LIMIT])
+            OpenLoopRef(id=pk, content=content, floor_no=int(floor) if (floor or "").isdigit() else None)
+            for pk, content, floor in
+            reversed(loops.order_by("-created_at").values_list("id", "content", "source_floor_id")[:OPEN_LOOPS_LIMIT])
         ],
         turns=turns,
         previous_summary_sources=list(state.rolling_sources or []),
@@ -80,8 +81,12 @@ def extract_run(job: MemoryJob) -> dict:
     review = job.workspace.requires_review
     batch_size = max(1, settings.MEMORY_EXTRACT_BATCH_FLOORS)
     batches = 0
+    progressed = False
     while True:
-        memory_job_checkpoint(job=job)
+        # A batch just committed refreshed the job's heartbeat with its progress.
+        memory_job_checkpoint(job=job, heartbeat=not progressed)
+        progressed = False
+        # Read again every batch: an erasure may have cleared the rolling summary meanwhile.
         state = ScopeState.objects.get(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id)
         after = state.last_processed_floor_no
         messages = branch_messages(branch=view, after_floor_no=after, limit=batch_size)
@@ -118,6 +123,7 @@ def extract_run(job: MemoryJob) -> dict:
             job_progress(job, counts={**counts.as_dict(), "batches": 1, "floors": len(turns)},
                          input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, provider=provider.name)
         batches += 1
+        progressed = True
         del messages
     state = ScopeState.objects.get(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id)
     # Floors counted as appended but deleted before they were read: the branch
