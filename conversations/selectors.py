@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db import connection
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce, Greatest
 
@@ -30,7 +29,7 @@ from accounts.models import Workspace
 from conversations.filters import ConversationFilterSet
 from conversations.models import MAIN_BRANCH, Branch, Conversation, Message
 from conversations.statements import NO_FLOOR_BOUND, page_statements
-from memory_project.db import fetch_one
+from memory_project.db import fetch_one, prepared_cursor
 from memory_project.errors import NotFoundError, ValidationError
 from memory_project.instants import in_utc
 
@@ -249,7 +248,7 @@ def _aware(moment: datetime | None) -> datetime | None:
 
 
 def _fetch_rows(sql: str, params: list[Any]) -> list[MessageRow]:
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     loads = json.loads
@@ -293,7 +292,7 @@ def _root_page_rows(
 
 def _page_view(*, workspace: Workspace, external_id: str, branch_name: str) -> tuple[BranchView, int] | None:
     """The branch's view and its conversation's pk; None when it is missing."""
-    row = fetch_one(page_statements()["branch"], [workspace.pk, external_id, branch_name])
+    row = fetch_one(page_statements()["branch"], [workspace.pk, external_id, branch_name], prepared=True)
     if row is None:
         return None
     branch_id, parent_id, fork_floor_no, conversation_id = row
@@ -360,7 +359,7 @@ def message_page(
 
     cursor_floor: int | None = None
     if cursor_id:
-        cursor = fetch_one(page_statements()["cursor"], [conversation_id, cursor_id])
+        cursor = fetch_one(page_statements()["cursor"], [conversation_id, cursor_id], prepared=True)
         if cursor is None or not view.shows_floor(branch_id=cursor[0], floor_no=cursor[1]):
             param = "after" if after else "before"
             raise ValidationError(f"{param}: message '{cursor_id}' is not a message of branch '{branch_name}'.")

@@ -1,5 +1,6 @@
 """SQL the ORM does not write for the hot paths: one multi-row INSERT, and
-UPDATE ... RETURNING (both SQLite >= 3.35 and PostgreSQL have it).
+UPDATE ... RETURNING (both SQLite >= 3.35 and PostgreSQL have it), and a
+cursor that runs the hot statements prepared on PostgreSQL.
 
 Values go through each field's own `get_db_prep_save`, so JSON, datetimes and
 binary columns are stored exactly as the ORM would store them.
@@ -10,9 +11,11 @@ binary columns are stored exactly as the ORM would store them.
 # ruff: noqa: S608
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, models
 
 # Bind parameters per statement: PostgreSQL's protocol allows 65,535; SQLite
@@ -77,7 +80,58 @@ def insert_rows(
     return len(objs)
 
 
-def fetch_one(sql: str, params: Iterable[Any]) -> tuple[Any, ...] | None:
-    with connection.cursor() as cursor:
+def fetch_one(sql: str, params: Iterable[Any], *, prepared: bool = False) -> tuple[Any, ...] | None:
+    with prepared_cursor() if prepared else connection.cursor() as cursor:
         cursor.execute(sql, list(params))
         return cursor.fetchone()
+
+
+@contextmanager
+def prepared_cursor() -> Iterator[Any]:
+    """A cursor (Django's wrapper: logged, errors translated) whose statements
+    PostgreSQL plans once per connection and then only runs: for the few hot
+    statements whose planning cost more than their execution (an append's
+    CTE, a page's subqueries). Django binds values on the client and never
+    prepares, which keeps every other query as it was. Elsewhere, or with
+    `DB_PREPARED_STATEMENTS` off, an ordinary cursor."""
+    if connection.vendor != "postgresql" or not settings.DB_PREPARED_STATEMENTS:
+        with connection.cursor() as cursor:
+            yield cursor
+        return
+    connection.ensure_connection()
+    with connection.wrap_database_errors:
+        if connection.connection.prepare_threshold is None:
+            # Django turns psycopg's preparing off (None), which also refuses
+            # an explicit `prepare=True`; Django's own cursors bind on the
+            # client and never prepare whatever the threshold.
+            connection.connection.prepare_threshold = _ONLY_WHEN_ASKED
+        raw = _preparing_cursor_class()(connection.connection)
+    with connection._prepare_cursor(raw) as cursor:
+        yield cursor
+
+
+_PREPARING_CURSOR: list[type] = []
+# A threshold no statement reaches: only the preparing cursor's `prepare=True` prepares.
+_ONLY_WHEN_ASKED = 2**62
+
+
+def _preparing_cursor_class() -> type:
+    if not _PREPARING_CURSOR:
+        from django.db.backends.postgresql.base import ServerBindingCursor
+
+        class PreparingCursor(ServerBindingCursor):
+            """Binds values on the server and prepares each statement it runs
+            (psycopg keeps the last 100 per connection)."""
+
+            def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None, binary: Any = None):
+                return super().execute(query, params, prepare=True, binary=binary)
+
+            def _send_query_prepared(self, name: bytes, pgq: Any, *, binary: Any = None) -> None:
+                # psycopg records the statement only when it sends its text;
+                # Django's query log (and `assertNumQueries`) reads it here.
+                self._query = pgq
+                super()._send_query_prepared(name, pgq, binary=binary)
+
+        _PREPARING_CURSOR.append(PreparingCursor)
+    return _PREPARING_CURSOR[0]
+

@@ -152,6 +152,12 @@ else:
             conn_health_checks=env_bool("DB_CONN_HEALTH_CHECKS", False),
         )
     }
+# The hot statements (an append, a page of messages) run as server-side
+# prepared statements (`memory_project.db.prepared_cursor`): planning them
+# cost twice what running them did. Off for a pooler that cannot carry
+# prepared statements across its server connections (PgBouncer before 1.21,
+# or without max_prepared_statements).
+DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache (API keys, throttling) ----------------------------------------------

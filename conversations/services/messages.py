@@ -272,7 +272,7 @@ def _append_statement(
     for index, row in enumerate(rows):
         params.append(index)
         params.extend(f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields)
-    row = fetch_one(head + ", ".join([row_sql] * count) + tail, params)
+    row = fetch_one(head + ", ".join([row_sql] * count) + tail, params, prepared=True)
     if row is None:
         return None
     branch_id, conversation_id, next_floor_no, processed, appended, processed_tokens, fork = row

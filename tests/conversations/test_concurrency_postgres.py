@@ -183,3 +183,25 @@ def test_an_append_past_the_cap_outside_a_transaction_writes_nothing(workspace):
     conversation.refresh_from_db()
     assert conversation.message_count == MAX_MESSAGES_PER_CONVERSATION
     assert Message.objects.filter(conversation=conversation).count() == MAX_MESSAGES_PER_CONVERSATION
+
+
+def _prepared_statements() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return [row[0] for row in cursor.fetchall()]
+
+
+def test_the_append_and_the_page_run_prepared_unless_turned_off(workspace, settings):
+    connection.close()  # a connection of its own, with no statements prepared yet
+    settings.DB_PREPARED_STATEMENTS = False
+    message_append(workspace=workspace, external_id="c", role="user", content="creates the conversation")
+    message_append(workspace=workspace, external_id="c", role="user", content="second")
+    message_page(workspace=workspace, external_id="c")
+    assert _prepared_statements() == []
+    settings.DB_PREPARED_STATEMENTS = True
+    message_append(workspace=workspace, external_id="c", role="user", content="third")
+    page = message_page(workspace=workspace, external_id="c")
+    assert [m.content for m in page.messages] == ["creates the conversation", "second", "third"]
+    prepared = _prepared_statements()
+    assert any(s.startswith("WITH conv AS (UPDATE") for s in prepared), prepared
+    assert any(s.startswith("SELECT") and "floor_no" in s for s in prepared), prepared
