@@ -51,6 +51,11 @@ class LLMOutputError(LLMError):
 
 class LLMProvider(ABC):
     name: str = "base"
+    # A provider that answers in-process, quickly and without network (the
+    # offline extractor): the pipeline may call it inside its write
+    # transaction, several batches to a commit. A model behind a network
+    # call never is (it may take seconds).
+    in_process: bool = False
 
     @abstractmethod
     def extract(self, data: ExtractionInput) -> tuple[ExtractionResult, Usage]:

@@ -15,8 +15,10 @@ class OfflineProvider(LLMProvider):
     name = "offline"
 
     def __init__(self, *, delay_seconds: float = 0.0) -> None:
-        # A per-batch pause, for exercising a worker killed mid-job.
+        # A per-batch pause, for exercising a worker killed mid-job; with one,
+        # batches commit one by one as a network model's do.
         self.delay_seconds = delay_seconds
+        self.in_process = not delay_seconds
 
     def extract(self, data: ExtractionInput) -> tuple[ExtractionResult, Usage]:
         if self.delay_seconds:

@@ -7,7 +7,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.actors import Actor
-from memories.extraction.types import ExtractionInput, KnownFact, OpenLoopRef, Turn
+from memories.extraction.types import ExtractionInput, ExtractionResult, KnownFact, OpenLoopRef, Turn, Usage
 from memories.llm import get_provider
 from memories.llm.tokens import content_text
 from memories.models import JobKind, MemoryItem, MemoryJob, MemoryType, MemoryVersion, Scope, ScopeState
@@ -21,6 +21,12 @@ from memories.services.scopes import lock_scope_state, parse_branch_scope_id, sc
 # the conversation.
 KNOWN_FACTS_LIMIT = 200
 OPEN_LOOPS_LIMIT = 100
+# Floors an in-process provider extracts and writes in one transaction (in
+# batches of MEMORY_EXTRACT_BATCH_FLOORS). A catch-up job paid about 15
+# statements and a commit per 50-floor batch beyond its writes, as much again
+# as the batch's extraction; four batches to a commit hold the SQLite write
+# lock for about a tenth of a second.
+IN_PROCESS_FLOORS_PER_COMMIT = 200
 # Rebuild deletes machine-written items through the batch service, at most
 # this many per call (its per-call maximum).
 DELETE_CHUNK = 100
@@ -61,10 +67,25 @@ def _input(job: MemoryJob, state: ScopeState, conversation, turns: list[Turn], d
     )
 
 
+def _extract_batch(provider, job: MemoryJob, state: ScopeState, conversation, messages, destination
+                   ) -> tuple[list[Turn], ExtractionResult, Usage]:
+    turns = [Turn(floor_no=m.floor_no, message_id=m.pk, role=m.role, text=content_text(m.content),
+                  created_at=m.created_at) for m in messages]
+    result, usage = provider.extract(_input(job, state, conversation, turns, destination))
+    return turns, result, usage
+
+
 def extract_run(job: MemoryJob) -> dict:
     """Read the scope's floors after its checkpoint, batch by batch, until none
     are left. A batch committed by an earlier (killed) run of this job is not
-    read again: the checkpoint moved with it."""
+    read again: the checkpoint moved with it.
+
+    A network model is called outside any transaction, and each batch commits
+    on its own. An in-process provider is called inside the write
+    transaction, `IN_PROCESS_FLOORS_PER_COMMIT` floors' batches to a commit:
+    each batch still reads what the one before it wrote, so the memories are
+    the same; what a commit costs beyond its writes (the scope's, branch's,
+    conversation's and job's rows, the commit itself) is paid once."""
     from conversations.selectors import branch_last_floor_no, branch_messages, branch_view
     from conversations.services import branch_mark_processed, conversation_update
 
@@ -80,51 +101,63 @@ def extract_run(job: MemoryJob) -> dict:
     provider = get_provider()
     review = job.workspace.requires_review
     batch_size = max(1, settings.MEMORY_EXTRACT_BATCH_FLOORS)
+    per_commit = max(1, IN_PROCESS_FLOORS_PER_COMMIT // batch_size) if provider.in_process else 1
     batches = 0
     progressed = False
     while True:
-        # A batch just committed refreshed the job's heartbeat with its progress.
+        # A commit just made refreshed the job's heartbeat with its progress.
         memory_job_checkpoint(job=job, heartbeat=not progressed)
         progressed = False
-        # Read again every batch: an erasure may have cleared the rolling summary meanwhile.
+        # Read again every time: an erasure may have cleared the rolling summary meanwhile.
         state = ScopeState.objects.get(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id)
         after = state.last_processed_floor_no
-        messages = branch_messages(branch=view, after_floor_no=after, limit=batch_size)
+        messages = branch_messages(branch=view, after_floor_no=after, limit=batch_size * per_commit)
         if not messages:
             break
-        turns = [Turn(floor_no=m.floor_no, message_id=m.pk, role=m.role, text=content_text(m.content),
-                      created_at=m.created_at) for m in messages]
         conversation.refresh_from_db(fields=["metadata", "user_id"])
         destination = destination_for(scope=job.scope, scope_id=job.scope_id, user_id=conversation.user_id)
-        data = _input(job, state, conversation, turns, destination)
+        groups = [messages[start:start + batch_size] for start in range(0, len(messages), batch_size)]
         # The model call happens outside any transaction (it may take seconds).
-        result, usage = provider.extract(data)
+        extracted = None if provider.in_process else _extract_batch(provider, job, state, conversation, messages,
+                                                                     destination)
         with transaction.atomic():
             state = lock_scope_state(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id)
             if state.last_processed_floor_no != after:
-                continue  # another delivery of this job wrote this batch meanwhile
-            counts = write_batch(job=job, destination=destination, result=result, turns=turns, review=review)
+                continue  # another delivery of this job wrote these batches meanwhile
+            totals: dict[str, int] = {}
+            input_tokens = output_tokens = 0
+            summary_update = None
+            for group in groups:
+                turns, result, usage = extracted or _extract_batch(provider, job, state, conversation, group,
+                                                                   destination)
+                counts = write_batch(job=job, destination=destination, result=result, turns=turns, review=review)
+                # The state (and the conversation's summary) as the next batch reads it; saved once below.
+                state.last_processed_floor_no = turns[-1].floor_no
+                state.rolling_summary = result.rolling_summary
+                state.rolling_sources = list(dict.fromkeys([*state.rolling_sources, *result.rolling_sources])) \
+                    if result.rolling_summary else []
+                state.summarized_until = turns[-1].message_id
+                if branch.name == "main" and result.rolling_summary:
+                    summary_update = {"summary": result.rolling_summary, "summarized_until": turns[-1].message_id}
+                    conversation.metadata = {**(conversation.metadata or {}), **summary_update}
+                for name, value in {**counts.as_dict(), "batches": 1, "floors": len(turns)}.items():
+                    totals[name] = totals.get(name, 0) + value
+                input_tokens += usage.input_tokens
+                output_tokens += usage.output_tokens
             _index_passages(job.workspace_id, branch, messages)
-            state.last_processed_floor_no = turns[-1].floor_no
             state.last_extracted_at = timezone.now()
-            state.rolling_summary = result.rolling_summary
-            state.rolling_sources = list(dict.fromkeys([*state.rolling_sources, *result.rolling_sources])) \
-                if result.rolling_summary else []
-            state.summarized_until = turns[-1].message_id
             state.save(update_fields=["last_processed_floor_no", "last_extracted_at", "rolling_summary",
                                       "rolling_sources", "summarized_until", "updated_at"])
             # The branch's pending work (appended minus processed) moves with what was written.
-            branch_mark_processed(branch_id=branch.pk, through_floor_no=turns[-1].floor_no)
-            if branch.name == "main" and result.rolling_summary:
-                conversation_update(
-                    workspace=job.workspace, external_id=conversation.external_id,
-                    metadata={"summary": result.rolling_summary, "summarized_until": turns[-1].message_id},
-                )
-            job_progress(job, counts={**counts.as_dict(), "batches": 1, "floors": len(turns)},
-                         input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, provider=provider.name)
-        batches += 1
+            branch_mark_processed(branch_id=branch.pk, through_floor_no=state.last_processed_floor_no)
+            if summary_update:
+                conversation_update(workspace=job.workspace, external_id=conversation.external_id,
+                                    metadata=summary_update)
+            job_progress(job, counts=totals, input_tokens=input_tokens, output_tokens=output_tokens,
+                         provider=provider.name)
+        batches += len(groups)
         progressed = True
-        del messages
+        del messages, groups
     state = ScopeState.objects.get(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id)
     # Floors counted as appended but deleted before they were read: the branch
     # is caught up through its last floor if, read after that floor number,
