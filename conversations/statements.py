@@ -54,6 +54,12 @@ def page_statements() -> dict[str, str]:
                 f"SELECT {columns} FROM {table(m)} WHERE {column(m, 'branch')} = ({{branch}}) "
                 f"AND {column(m, 'floor_no')} {{op}} {{bound}} ORDER BY {column(m, 'floor_no')} {{order}} LIMIT %s"
             ),
+            # The role, content and metadata of a branch's messages, the
+            # branch by name in `{branch}` (`main` of an OpenAI session).
+            "items": (
+                f"SELECT {column(m, 'role')}, {column(m, 'content')}, {column(m, 'metadata')} FROM {table(m)} "
+                f"WHERE {column(m, 'branch')} = ({{branch}}) ORDER BY {column(m, 'floor_no')} {{order}} {{limit}}"
+            ),
             "root_branch": (
                 f"SELECT {table(b)}.{column(b, 'id')} {branch_of_conversation} AND {table(b)}.{column(b, 'parent')} IS NULL"
             ),

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from django.db import connection
-from django.db.models import Q, Subquery
+from django.db.models import Q
 
 from accounts.models import Workspace
 from conversations.framework.services.claude import SessionKey
@@ -18,14 +18,13 @@ from conversations.models import (
     MAIN_BRANCH,
     MAX_MESSAGES_PER_CONVERSATION,
     AgentSession,
-    Branch,
     Checkpoint,
     CheckpointWrite,
     Conversation,
-    Message,
     SessionEntry,
 )
-from memory_project.db import column, table
+from conversations.statements import page_statements
+from memory_project.db import column, prepared_cursor, table
 
 
 def _session(*, workspace: Workspace, project_key: str, session_id: str) -> AgentSession | None:
@@ -84,9 +83,10 @@ def session_subkeys(*, workspace: Workspace, project_key: str, session_id: str) 
 def session_items(*, workspace: Workspace, session_id: str, limit: int | None) -> list[dict[str, Any]]:
     """An OpenAI session's items, oldest first: all of them, or the latest `limit`.
 
-    One statement: the main branch's id is a scalar subquery, so the read is a
-    backward scan of the (branch, floor_no) unique index that stops after
-    `limit` rows, the same cost at floor 20 as at floor 10,000."""
+    One prepared statement: the main branch's id is a scalar subquery, so the
+    read is a backward scan of the (branch, floor_no) unique index that stops
+    after `limit` rows, the same cost at floor 20 as at floor 10,000. (`main`
+    of a session is never a fork.)"""
     from conversations.framework.services.openai import message_to_item
 
     if limit is not None and limit <= 0:
@@ -94,11 +94,24 @@ def session_items(*, workspace: Workspace, session_id: str, limit: int | None) -
     # A conversation holds at most that many messages: a larger limit means
     # "all of them" (and must not reach the database as an overflowing LIMIT).
     limit = None if limit is not None and limit >= MAX_MESSAGES_PER_CONVERSATION else limit
-    conversation = Conversation.objects.filter(workspace=workspace, external_id=session_id).values("pk")[:1]
-    main = Branch.objects.filter(conversation_id=Subquery(conversation), name=MAIN_BRANCH).values("pk")[:1]
-    rows = Message.objects.filter(branch_id=Subquery(main)).values_list("role", "content", "metadata")
-    rows = list(rows.order_by("floor_no")) if limit is None else list(rows.order_by("-floor_no")[:limit])[::-1]
-    return [message_to_item(role=role, content=content, metadata=metadata) for role, content, metadata in rows]
+    sql = page_statements()
+    params: list[Any] = [workspace.pk, session_id, MAIN_BRANCH]
+    if limit is None:
+        statement = sql["items"].format(branch=sql["root_branch"], order="ASC", limit="")
+    else:
+        statement = sql["items"].format(branch=sql["root_branch"], order="DESC", limit="LIMIT %s")
+        params.append(limit)
+    with prepared_cursor() as cursor:
+        cursor.execute(statement, params)
+        rows = cursor.fetchall()
+    if limit is not None:
+        rows.reverse()
+    loads = json.loads  # JSON columns come back as text on both databases
+    return [
+        message_to_item(role=role, content=loads(content) if isinstance(content, str) else content,
+                        metadata=loads(metadata) if isinstance(metadata, str) else metadata)
+        for role, content, metadata in rows
+    ]
 
 
 # --- LangGraph checkpoints -------------------------------------------------------

@@ -38,6 +38,19 @@ def _query(serializer_class, request) -> dict[str, Any]:
     return serializer.validated_data
 
 
+def _items_limit(request) -> int | None:
+    """`?limit=` of an OpenAI session read. A session reads on every turn: the
+    usual query (none, or a plain number) is read without building a DRF
+    serializer; anything else goes through `SessionItemsQuerySerializer`."""
+    query = request.query_params
+    if not query:
+        return None
+    value = query.get("limit", "")
+    if len(query) == 1 and value.isascii() and value.isdigit() and len(value) <= 9:
+        return int(value)
+    return _query(SessionItemsQuerySerializer, request).get("limit")
+
+
 def _body(request) -> dict[str, Any]:
     if not isinstance(request.data, dict):
         raise ValidationError("The request body must be a JSON object.")
@@ -124,7 +137,7 @@ class OpenAISessionItemsViewSet(viewsets.GenericViewSet):
 
     @openai_items_schema["list"]
     def list(self, request, session_id: str):
-        limit = _query(SessionItemsQuerySerializer, request).get("limit")
+        limit = _items_limit(request)
         items = selectors.session_items(workspace=request_workspace(request), session_id=session_id, limit=limit)
         return Response({"data": items})
 
