@@ -1,0 +1,131 @@
+"""The extraction batch's bulk writes: one locked read, one INSERT each of
+items, versions, recall entries and edges, one UPDATE for deprecations; and
+batches written several to a commit make the same memories as one by one."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import override_settings
+
+from conversations.models import Conversation
+from memories.extraction.types import ExtractedFact, ExtractedLoop, ExtractionResult, Resolution, Turn
+from memories.models import JobKind, MemoryEdge, MemoryItem, MemoryJob, MemoryVersion, RecallEntry, ScopeState
+from memories.services.jobs import memory_job_enqueue
+from memories.services.pipeline import extract as extract_module
+from memories.services.pipeline import memory_job_execute
+from memories.services.pipeline.writes import destination_for, write_batch
+from memories.services.scopes import branch_scope_id
+from tests.memories.pipeline_helpers import append_all, load_fixture
+
+pytestmark = pytest.mark.django_db(transaction=False)
+
+SCOPE_ID = branch_scope_id("conv-batch", "main")
+
+
+def _fact(key: str, content: str, floor_no: int) -> ExtractedFact:
+    return ExtractedFact(key=key, value=content, content=content, importance=0.7, confidence=0.9,
+                         floor_no=floor_no, message_id=f"msg-{floor_no}")
+
+
+def _turns(first: int, last: int) -> list[Turn]:
+    return [Turn(floor_no=n, message_id=f"msg-{n}", role="user", text=f"turn {n}") for n in range(first, last + 1)]
+
+
+def _write(workspace, job, result: ExtractionResult, turns: list[Turn]):
+    destination = destination_for(scope="branch", scope_id=SCOPE_ID, user_id=None)
+    return write_batch(job=job, destination=destination, result=result, turns=turns, review=False)
+
+
+def test_a_batch_supersedes_deduplicates_and_closes_in_bulk(workspace, django_assert_num_queries):
+    job = MemoryJob.objects.create(workspace=workspace, kind=JobKind.EXTRACT, scope="branch", scope_id=SCOPE_ID)
+    _write(workspace, job, ExtractionResult(
+        language="en", summary="First batch.", rolling_summary="",
+        facts=[_fact("user.location", "Lives in Berlin", 1), _fact("user.diet", "Is vegetarian", 2)],
+        open_loops=[ExtractedLoop(ref="new:0", content="To do: renew passport", importance=0.7, floor_no=3,
+                                  message_id="msg-3")],
+    ), _turns(1, 3))
+    berlin = MemoryItem.objects.get(workspace=workspace, content="Lives in Berlin")
+    passport = MemoryItem.objects.get(workspace=workspace, content="To do: renew passport")
+
+    # Second batch: a new value of a key, then a newer one in the same batch;
+    # a value already known; a loop opened and closed in the batch, an existing
+    # loop closed, and an id that names nothing.
+    result = ExtractionResult(
+        language="en", summary="Second batch.", rolling_summary="",
+        facts=[_fact("user.location", "Lives in Lisbon", 4), _fact("user.diet", "Is vegetarian", 5),
+               _fact("user.location", "Lives in Porto", 6)],
+        open_loops=[ExtractedLoop(ref="new:0", content="To do: book hotel", importance=0.7, floor_no=7,
+                                  message_id="msg-7")],
+        resolutions=[Resolution(target="new:0", floor_no=8, message_id="msg-8"),
+                     Resolution(target=passport.pk, floor_no=8, message_id="msg-8"),
+                     Resolution(target="mem_made_up", floor_no=8, message_id="msg-8")],
+    )
+    # The locked read, then one INSERT each of items, versions, recall entries,
+    # one UPDATE for the deprecations and one INSERT of edges.
+    with django_assert_num_queries(6):
+        counts = _write(workspace, job, result, _turns(4, 8))
+
+    assert (counts.facts, counts.facts_unchanged, counts.facts_updated, counts.open_loops, counts.resolved) == \
+        (2, 1, 2, 1, 2)
+    items = {item.content: item for item in MemoryItem.objects.filter(workspace=workspace)}
+    micro = items["Second batch."]
+    lisbon, porto, hotel = items["Lives in Lisbon"], items["Lives in Porto"], items["To do: book hotel"]
+    assert MemoryItem.objects.filter(workspace=workspace, content="Is vegetarian").count() == 1
+    for item in (berlin, lisbon, passport, hotel):
+        item = items[item.content]
+        assert (item.status, item.lifecycle_status, item.version) == ("deprecated", "deprecated", 2)
+        head = MemoryVersion.objects.get(pk=item.current_version_id)
+        assert (head.memory_id, head.version, head.operation) == (item.pk, 2, "modified")
+        assert head.attributes["status"] == "deprecated" and head.actor_job_id == job.pk
+        assert list(MemoryVersion.objects.filter(memory_id=item.pk).order_by("version")
+                    .values_list("operation", flat=True)) == ["created", "modified"]
+    assert (porto.status, porto.version) == ("active", 1)
+    assert MemoryVersion.objects.get(pk=porto.current_version_id).operation == "created"
+    edges = set(MemoryEdge.objects.filter(workspace=workspace, from_item__in=[micro, lisbon, porto, hotel])
+                .values_list("from_item_id", "to_item_id", "relation"))
+    assert edges == {
+        (lisbon.pk, micro.pk, "derived_from"), (porto.pk, micro.pk, "derived_from"), (hotel.pk, micro.pk, "derived_from"),
+        (lisbon.pk, berlin.pk, "updates"), (porto.pk, lisbon.pk, "updates"),
+        (micro.pk, hotel.pk, "resolves"), (micro.pk, passport.pk, "resolves"),
+    }
+    assert counts.edges == len(edges)
+    # Every new item is in the recall index, its terms from its text.
+    for item in (micro, lisbon, porto, hotel):
+        entry = RecallEntry.objects.get(memory_id=item.pk)
+        assert entry.content_sha256 == item.content_sha256 and entry.length > 0
+    assert items["Lives in Porto"].sources == ["msg-6"]
+
+
+def _extract(workspace, fixture: dict, cid: str) -> dict:
+    append_all(workspace, cid, fixture["messages"])
+    job, _ = memory_job_enqueue(workspace=workspace, kind=JobKind.EXTRACT, scope="branch",
+                                scope_id=branch_scope_id(cid, "main"))
+    memory_job_execute(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.error
+    items = MemoryItem.objects.filter(workspace=workspace)
+    state = ScopeState.objects.get(workspace=workspace, scope="branch", scope_id=branch_scope_id(cid, "main"))
+    conversation = Conversation.objects.get(workspace=workspace, external_id=cid)
+    assert state.rolling_summary and conversation.metadata["summary"] == state.rolling_summary
+    return {
+        "items": sorted((i.type, i.content, i.status, i.version, i.coverage_start_floor_no or 0, len(i.sources))
+                        for i in items),
+        "edges": sorted((e.from_item.content, e.to_item.content, e.relation)
+                        for e in MemoryEdge.objects.filter(workspace=workspace).select_related("from_item", "to_item")),
+        "versions": MemoryVersion.objects.filter(workspace=workspace).count(),
+        "passages": RecallEntry.objects.filter(workspace=workspace, kind="passage").count(),
+        "counts": {k: v for k, v in job.result.items() if k != "last_processed_floor_no"},
+        "rolling": state.rolling_summary,
+        "floor": state.last_processed_floor_no,
+    }
+
+
+@pytest.mark.parametrize("name", ["en_travel_planning", "zh_work_assistant"])
+def test_batches_several_to_a_commit_make_the_same_memories(workspace, other_workspace, monkeypatch, name):
+    fixture = load_fixture(name)
+    with override_settings(MEMORY_EXTRACT_BATCH_FLOORS=4):
+        grouped = _extract(workspace, fixture, "conv-grouped")
+        monkeypatch.setattr(extract_module, "IN_PROCESS_FLOORS_PER_COMMIT", 4)  # one batch to a commit
+        single = _extract(other_workspace, fixture, "conv-single")
+    assert grouped["counts"]["batches"] > 1 and grouped["items"]
+    assert grouped == single
