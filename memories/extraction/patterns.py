@@ -398,29 +398,33 @@ def _relation(rel: str, raw: str, subject: Subject, zh: bool) -> FactMatch | Non
 def _en_facts(sentence: str, speaker: Subject) -> list[FactMatch]:
     found: list[FactMatch] = []
     if speaker.speaker:
+        # Each group of rules below needs a word or character that the test
+        # before it looks for: a sentence without it cannot match them.
+        lowered = sentence.lower()
+        owned = "my" in lowered or "our" in lowered
         for rule in _EN_NAME_RULES:
             match = rule.search(sentence)
             name = _name_value(match.group("val")) if match else None
             if name:
                 found.append(_fact("name", f"{speaker.key}.name", name, speaker, False, confidence=0.9))
                 break
-        for rule in _EN_ATTRIBUTE_RULES:
+        for rule in _EN_ATTRIBUTE_RULES if owned else ():
             for match in rule.finditer(sentence):
                 fact = _attribute_fact(match.group("attr"), match.group("val"), speaker, False,
                                       sentence[match.start("val"):])
                 if fact:
                     found.append(fact)
-        for rule in _EN_EMAIL_RULES:
+        for rule in _EN_EMAIL_RULES if "@" in sentence else ():
             match = rule.search(sentence)
             if match:
                 found.append(_fact("attribute", f"{speaker.key}.email", match.group("val"), speaker, False,
                                    importance=0.85, confidence=0.85, label=("email", "邮箱")))
                 break
-        site = _EN_SITE_RULE.search(sentence)
+        site = _EN_SITE_RULE.search(sentence) if "http" in sentence else None
         if site:
             found.append(_fact("attribute", f"{speaker.key}.website", site.group("val") or site.group("val2"), speaker,
                                False, importance=0.7, confidence=0.85, label=("website", "网站")))
-        for match in _EN_RELATION_RULE.finditer(sentence):
+        for match in _EN_RELATION_RULE.finditer(sentence) if owned else ():
             if match.group("relname") not in NOT_NAMES:
                 fact = _relation(match.group("rel").lower(), match.group("relname"), speaker, False)
                 if fact:

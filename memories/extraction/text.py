@@ -199,7 +199,7 @@ def turn_sentences(text: str) -> tuple[tuple[str, bool], ...]:
 
 
 def normalize_space(text: str) -> str:
-    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text)).strip()
+    return _SPACES_RE.sub(" ", unicodedata.normalize("NFKC", text)).strip()
 
 
 def collapse_space(text: str) -> str:
@@ -255,17 +255,23 @@ _GREETING_WORDS = frozenset([
 ])
 
 
+_CLAUSE_SPLIT_RE = re.compile(r"[,，、]")
+_ADDRESSED_NAME_RE = re.compile(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?")
+_TALK_WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+")
+_SPACES_RE = re.compile(r"\s+")
+
+
 def is_small_talk(sentence: str) -> bool:
     """A greeting, thanks, acknowledgement or bare reaction with nothing else in it."""
-    parts = [p.strip(" .!?~:;。！？～：；") for p in re.split(r"[,，、]", normalize_space(sentence))]
+    parts = [p.strip(" .!?~:;。！？～：；") for p in _CLAUSE_SPLIT_RE.split(normalize_space(sentence))]
     parts = [p for p in parts if p]
     # "Have a wonderful trip, Maya!": a name addressed after small talk is small talk too.
     if all(_SMALL_TALK_EN.match(p) or _SMALL_TALK_ZH.match(p)
-           or (i > 0 and re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?", p)) for i, p in enumerate(parts)):
+           or (i > 0 and _ADDRESSED_NAME_RE.fullmatch(p)) for i, p in enumerate(parts)):
         return True
     if _CJK_RE.search(sentence):
         return False
-    words = re.findall(r"[A-Za-z][A-Za-z'\-]*|\d+", sentence)
+    words = _TALK_WORD_RE.findall(sentence)
     if not words or len(words) > 8:
         return False
     greeting = words[0].lower() in _GREETING_WORDS
