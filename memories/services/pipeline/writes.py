@@ -38,7 +38,7 @@ from memories.models import (
     VersionOperation,
 )
 from memories.recall.index import memory_entries_rebuild
-from memories.services.bulk_insert import insert_objects
+from memories.services.bulk_insert import insert_objects, insert_rows
 from memories.services.item_rules import normalize_fact_key
 from memories.services.versioning import (
     content_fingerprint,
@@ -46,11 +46,13 @@ from memories.services.versioning import (
     version_preassign,
     versions_build,
 )
+from memory_project.ids import new_edge_id
 
 MICRO_IMPORTANCE = 0.5
 MICRO_CONFIDENCE = 0.8
 LOOP_CONFIDENCE = 0.8
 LIVE_LIFECYCLES = (LifecycleStatus.ACTIVE, LifecycleStatus.PENDING)
+EDGE_COLUMNS = ("id", "workspace_id", "from_item_id", "to_item_id", "relation")
 
 
 @dataclass
@@ -238,7 +240,7 @@ def write_batch(
     counts.summaries = 1
     counts.item_ids = [item.pk for item in new_items]
     if edges:
-        insert_objects([MemoryEdge(workspace=workspace, from_item_id=a, to_item_id=b, relation=r) for a, b, r in edges],
-                       ignore_conflicts=True)
+        insert_rows(MemoryEdge, EDGE_COLUMNS, [(new_edge_id(), workspace.pk, a, b, r) for a, b, r in edges],
+                    ignore_conflicts=True)
         counts.edges = len(edges)
     return counts
