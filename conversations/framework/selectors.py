@@ -200,7 +200,7 @@ def checkpoint_tuple(
         f"AND w.{column(wr, 'checkpoint_ns')} = c.{column(cp, 'checkpoint_ns')} "
         f"AND w.{column(wr, 'checkpoint_id')} = c.{column(cp, 'checkpoint_id')}"
     )
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     if not rows:

@@ -76,12 +76,27 @@ def test_writes_are_one_upsert_keeping_regular_and_replacing_special(workspace, 
 
     put([{"idx": 0, "channel": "a", "type": "json", "value": _b64(b"first")},
          {"idx": -1, "channel": "__error__", "type": "json", "value": _b64(b"e1")}])
-    with django_assert_num_queries(4):  # SAVEPOINT, the thread's id, one INSERT ... ON CONFLICT, RELEASE
+    # One INSERT ... SELECT (the thread found by its id) ... ON CONFLICT.
+    with django_assert_num_queries(1):
         put([{"idx": 0, "channel": "a", "type": "json", "value": _b64(b"replayed")},
              {"idx": -1, "channel": "__error__", "type": "json", "value": _b64(b"e2")},
              {"idx": 1, "channel": "b", "type": "json", "value": _b64(b"new")}])
     stored = {w.idx: bytes(w.value) for w in CheckpointWrite.objects.all()}
     assert stored == {0: b"first", -1: b"e2", 1: b"new"}
+    # A replay of regular writes only changes nothing; the thread's existence
+    # is then asked, since the upsert returned no row.
+    with django_assert_num_queries(2):
+        put([{"idx": 0, "channel": "a", "type": "json", "value": _b64(b"again")}])
+    assert {w.idx: bytes(w.value) for w in CheckpointWrite.objects.all()} == stored
+
+
+def test_writes_to_a_new_thread_create_it(workspace):
+    checkpoints.checkpoint_writes_put(
+        workspace=workspace, thread_id="fresh", checkpoint_ns="", checkpoint_id="0001", task_id="task", task_path="",
+        writes=[{"idx": 0, "channel": "a", "type": "json", "value": _b64(b"v")}],
+    )
+    write = CheckpointWrite.objects.get()
+    assert write.conversation.external_id == "fresh" and bytes(write.value) == b"v"
 
 
 def test_openai_session_read_does_not_grow_with_the_session(workspace, django_assert_num_queries):

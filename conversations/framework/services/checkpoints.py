@@ -23,7 +23,7 @@ from accounts.models import Workspace
 from conversations.framework.services.common import clean_list, clean_text, contains_nul
 from conversations.models import Checkpoint, CheckpointWrite, Conversation, FrameworkSource
 from conversations.services import conversation_delete, conversation_get_or_create, validate_conversation_id
-from memory_project.db import column, fetch_one, insert_rows, table
+from memory_project.db import column, fetch_one, insert_rows, prepared_cursor, table
 from memory_project.errors import ValidationError
 
 MAX_NS_BYTES = 512
@@ -128,7 +128,7 @@ def _upsert_checkpoint(row: Checkpoint, *, thread_id: str) -> int | None:
         f"WHERE c.{column(Conversation, 'workspace')} = %s AND c.{column(Conversation, 'external_id')} = %s "
         f"ON CONFLICT ({target}) DO UPDATE SET {updated} RETURNING {qn(Checkpoint._meta.pk.column)}"
     )
-    found = fetch_one(sql, [*values, row.workspace_id, thread_id])
+    found = fetch_one(sql, [*values, row.workspace_id, thread_id], prepared=True)
     return found[0] if found else None
 
 
@@ -171,31 +171,66 @@ def checkpoint_writes_put(
             by_idx[idx] = row
     if not by_idx:
         return 0
+    rows = [
+        CheckpointWrite(workspace=workspace, checkpoint_ns=checkpoint_ns, checkpoint_id=checkpoint_id, task_id=task_id,
+                        task_path=task_path, **row)
+        for row in by_idx.values()
+    ]
+    if _upsert_writes(rows, thread_id=thread_id):
+        return len(cleaned)
     with transaction.atomic():
         conversation_id = (
             Conversation.objects.filter(workspace=workspace, external_id=thread_id).values_list("pk", flat=True).first()
         )
         if conversation_id is None:
             conversation_id = _thread(workspace=workspace, thread_id=thread_id).pk
-        rows = [
-            CheckpointWrite(
-                workspace=workspace,
-                conversation_id=conversation_id,
-                checkpoint_ns=checkpoint_ns,
-                checkpoint_id=checkpoint_id,
-                task_id=task_id,
-                task_path=task_path,
-                **row,
-            )
-            for row in by_idx.values()
-        ]
+        for row in rows:
+            row.conversation_id = conversation_id
         insert_rows(
             rows,
-            on_conflict=("conversation", "checkpoint_ns", "checkpoint_id", "task_id", "idx"),
-            update=("task_path", "channel", "type", "value"),
+            on_conflict=_WRITE_KEY,
+            update=_WRITE_UPDATED,
             update_where=f"excluded.{column(CheckpointWrite, 'idx')} < 0",
         )
     return len(cleaned)
+
+
+_WRITE_KEY = ("conversation", "checkpoint_ns", "checkpoint_id", "task_id", "idx")
+_WRITE_UPDATED = ("task_path", "channel", "type", "value")
+
+
+def _upsert_writes(rows: list[CheckpointWrite], *, thread_id: str) -> bool:
+    """The writes' upsert as one prepared statement, the thread's conversation
+    found by its id in the same statement (`INSERT ... SELECT ... FROM
+    conversation CROSS JOIN (VALUES ...)`). False, with nothing written, when
+    the conversation does not exist yet."""
+    wr, conv = CheckpointWrite, Conversation
+    fields = [f for f in wr._meta.concrete_fields if not f.primary_key and f.name != "conversation"]
+    qn = connection.ops.quote_name
+    cast = "::{}".format if connection.vendor == "postgresql" else (lambda _: "")
+    row_sql = "(" + ", ".join(f"%s{cast(f.db_type(connection))}" for f in fields) + ")"
+    # A VALUES list's columns are column1, column2 ... on both databases.
+    names = ", ".join(f"v.column{n}" for n in range(1, len(fields) + 1))
+    updated = ", ".join(f"{column(wr, name)} = excluded.{column(wr, name)}" for name in _WRITE_UPDATED)
+    sql = (
+        f"INSERT INTO {table(wr)} ({', '.join(qn(f.column) for f in fields)}, {column(wr, 'conversation')}) "
+        f"SELECT {names}, c.{column(conv, 'id')} FROM {table(conv)} c CROSS JOIN (VALUES "
+        f"{', '.join([row_sql] * len(rows))}) AS v "
+        f"WHERE c.{column(conv, 'workspace')} = %s AND c.{column(conv, 'external_id')} = %s "
+        # `WHERE true` lets SQLite tell the upsert's ON from a join's.
+        f"AND true ON CONFLICT ({', '.join(column(wr, name) for name in _WRITE_KEY)}) DO UPDATE SET {updated} "
+        f"WHERE excluded.{column(wr, 'idx')} < 0 RETURNING 1"
+    )
+    params: list[Any] = []
+    for row in rows:
+        params.extend(f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields)
+    params += [rows[0].workspace_id, thread_id]
+    with prepared_cursor() as cursor:
+        cursor.execute(sql, params)
+        # A skipped replay returns no row: tell "no conversation" by asking.
+        if cursor.fetchall():
+            return True
+    return Conversation.objects.filter(workspace_id=rows[0].workspace_id, external_id=thread_id).exists()
 
 
 def _threads(*, workspace: Workspace, thread_ids: list[str]):
