@@ -72,6 +72,18 @@ def _statement(model: type[models.Model], columns: tuple[str, ...], ignore_confl
     return _Statement(sql=sql, timed=len(timed), prepare=prepare)
 
 
+def _server_binding_cursor():
+    """A cursor that sends the arrays as parameters in binary: the
+    connection's own (client-side binding) writes each array out as an
+    escaped literal in Python, which cost more than the rows' storing. Wrapped
+    as Django wraps its cursors, so the statement is logged and counted."""
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    connection.ensure_connection()
+    raw = ServerBindingCursor(connection.connection)
+    return connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
+
+
 def insert_rows(model: type[models.Model], columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
                 ignore_conflicts: bool = False) -> int:
     """INSERT `rows` (tuples in `columns` order, attribute names such as
@@ -89,13 +101,14 @@ def insert_rows(model: type[models.Model], columns: Sequence[str], rows: Iterabl
         params.append(values)
     if not params:
         return 0
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
+    if connection.vendor == "postgresql":
+        with _server_binding_cursor() as cursor:
             cursor.execute(statement.sql, [list(column) for column in zip(*params, strict=True)])
-        else:
-            # One prepared statement that SQLite runs per row (no limit of 999
-            # parameters to chunk around).
-            cursor.executemany(statement.sql, params)
+        return len(params)
+    # One prepared statement that SQLite runs per row (no limit of 999
+    # parameters to chunk around).
+    with connection.cursor() as cursor:
+        cursor.executemany(statement.sql, params)
     return len(params)
 
 
