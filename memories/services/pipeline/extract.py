@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.actors import Actor
@@ -41,37 +43,60 @@ def _branch(job: MemoryJob):
     return conversation, branch
 
 
-def _input(job: MemoryJob, state: ScopeState, conversation, turns: list[Turn], destination: Destination
+@dataclass(frozen=True)
+class _LiveReads:
+    """The two reads of every batch's input (the scope's latest live facts and
+    open loops), compiled once per job and destination: they are the same
+    statements with the same parameters batch after batch, and compiling them
+    cost more than running them."""
+
+    facts: tuple[str, tuple]
+    loops: tuple[str, tuple]
+
+    @classmethod
+    def of(cls, job: MemoryJob, destination: Destination) -> _LiveReads:
+        facts = live_items(workspace=job.workspace, scope=destination.fact_scope,
+                           scope_id=destination.fact_scope_id, type=MemoryType.FACT)
+        loops = live_items(workspace=job.workspace, scope=destination.fact_scope,
+                           scope_id=destination.fact_scope_id, type=MemoryType.OPEN_LOOP)
+        return cls(
+            facts.order_by("-created_at").values_list("id", "fact_key", "content")[:KNOWN_FACTS_LIMIT]
+            .query.sql_with_params(),
+            loops.order_by("-created_at").values_list("id", "content", "source_floor_id")[:OPEN_LOOPS_LIMIT]
+            .query.sql_with_params(),
+        )
+
+    @staticmethod
+    def rows(statement: tuple[str, tuple]) -> list[tuple]:
+        with connection.cursor() as cursor:
+            cursor.execute(*statement)
+            return cursor.fetchall()
+
+
+def _input(job: MemoryJob, state: ScopeState, conversation, turns: list[Turn], reads: _LiveReads
            ) -> ExtractionInput:
-    facts = live_items(workspace=job.workspace, scope=destination.fact_scope, scope_id=destination.fact_scope_id,
-                       type=MemoryType.FACT)
-    loops = live_items(workspace=job.workspace, scope=destination.fact_scope, scope_id=destination.fact_scope_id,
-                       type=MemoryType.OPEN_LOOP)
     previous = state.rolling_summary
     if not previous and job.scope_id.endswith(',"main"]'):
         summary = (conversation.metadata or {}).get("summary")
         previous = summary if isinstance(summary, str) else ""
     return ExtractionInput(
         previous_summary=previous,
-        known_facts=[
-            KnownFact(id=pk, key=key or "", content=content) for pk, key, content in
-            reversed(facts.order_by("-created_at").values_list("id", "fact_key", "content")[:KNOWN_FACTS_LIMIT])
-        ],
+        known_facts=[KnownFact(id=pk, key=key or "", content=content)
+                     for pk, key, content in reversed(reads.rows(reads.facts))],
         open_loops=[
             OpenLoopRef(id=pk, content=content, floor_no=int(floor) if (floor or "").isdigit() else None)
-            for pk, content, floor in
-            reversed(loops.order_by("-created_at").values_list("id", "content", "source_floor_id")[:OPEN_LOOPS_LIMIT])
+            for pk, content, floor in reversed(reads.rows(reads.loops))
         ],
         turns=turns,
         previous_summary_sources=list(state.rolling_sources or []),
     )
 
 
-def _extract_batch(provider, job: MemoryJob, state: ScopeState, conversation, messages, destination
+def _extract_batch(provider, job: MemoryJob, state: ScopeState, conversation, messages, reads: _LiveReads
                    ) -> tuple[list[Turn], ExtractionResult, Usage]:
     turns = [Turn(floor_no=m.floor_no, message_id=m.pk, role=m.role, text=content_text(m.content),
                   created_at=m.created_at) for m in messages]
-    result, usage = provider.extract(_input(job, state, conversation, turns, destination))
+    result, usage = provider.extract(_input(job, state, conversation, turns, reads))
     return turns, result, usage
 
 
@@ -104,6 +129,7 @@ def extract_run(job: MemoryJob) -> dict:
     per_commit = max(1, IN_PROCESS_FLOORS_PER_COMMIT // batch_size) if provider.in_process else 1
     batches = 0
     progressed = False
+    live_reads: dict[Destination, _LiveReads] = {}
     while True:
         # A commit just made refreshed the job's heartbeat with its progress.
         memory_job_checkpoint(job=job, heartbeat=not progressed)
@@ -116,10 +142,13 @@ def extract_run(job: MemoryJob) -> dict:
             break
         conversation.refresh_from_db(fields=["metadata", "user_id"])
         destination = destination_for(scope=job.scope, scope_id=job.scope_id, user_id=conversation.user_id)
+        if destination not in live_reads:
+            live_reads[destination] = _LiveReads.of(job, destination)
+        reads = live_reads[destination]
         groups = [messages[start:start + batch_size] for start in range(0, len(messages), batch_size)]
         # The model call happens outside any transaction (it may take seconds).
         extracted = None if provider.in_process else _extract_batch(provider, job, state, conversation, messages,
-                                                                     destination)
+                                                                     reads)
         with transaction.atomic():
             state = lock_scope_state(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id)
             if state.last_processed_floor_no != after:
@@ -128,8 +157,7 @@ def extract_run(job: MemoryJob) -> dict:
             input_tokens = output_tokens = 0
             summary_update = None
             for group in groups:
-                turns, result, usage = extracted or _extract_batch(provider, job, state, conversation, group,
-                                                                   destination)
+                turns, result, usage = extracted or _extract_batch(provider, job, state, conversation, group, reads)
                 counts = write_batch(job=job, destination=destination, result=result, turns=turns, review=review)
                 # The state (and the conversation's summary) as the next batch reads it; saved once below.
                 state.last_processed_floor_no = turns[-1].floor_no
