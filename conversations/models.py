@@ -120,6 +120,10 @@ class Message(models.Model):
             models.Index(fields=["conversation", "created_at"], name="msg_conv_created"),
             # A workspace's deletion finds its messages by this.
             models.Index(fields=["workspace"], name="msg_workspace"),
+            # Context assembly puts a branch's system messages first, wherever
+            # they were stored: found without scanning the branch's other
+            # floors, and free for every append that is not a system message.
+            models.Index(fields=["branch", "floor_no"], name="msg_system_floor", condition=Q(role="system")),
         ]
 
     def __str__(self) -> str:
