@@ -132,13 +132,24 @@ def _same_message(existing: Message, *, external_id: str, branch_name: str, new:
     )
 
 
+def _keys_used(workspace: Workspace, keys: list[str]) -> bool:
+    """Whether the workspace used any of `keys`: one prepared statement on the
+    (workspace, key) unique index, the answer for nearly every keyed append
+    (a retry is the exception)."""
+    sql = (
+        f"SELECT 1 FROM {table(Message)} WHERE {column(Message, 'workspace')} = %s "
+        f"AND {column(Message, 'idempotency_key')} IN ({', '.join(['%s'] * len(keys))}) LIMIT 1"
+    )
+    return fetch_one(sql, [workspace.pk, *keys], prepared=True) is not None
+
+
 def _replays(
     workspace: Workspace, *, external_id: str, branch_name: str, messages: Sequence[NewMessage]
 ) -> list[Message] | None:
     """The earlier appends the batch's idempotency keys name: None when no key
     is known, all of them when every key is (a retry), 409 otherwise."""
     keys = [m.idempotency_key for m in messages if m.idempotency_key is not None]
-    if not keys:
+    if not keys or not _keys_used(workspace, keys):
         return None
     found = {
         m.idempotency_key: m
