@@ -26,6 +26,7 @@ through `conversations.hooks`; no second transaction runs per append.
 # ruff: noqa: S608
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -221,26 +222,29 @@ def _quota_error(*, workspace: Workspace, external_id: str, count: int) -> Quota
     )
 
 
-_APPEND_STATEMENT: dict[str, tuple[str, str, str, list[Any]]] = {}
+_APPEND_STATEMENT: dict[str, tuple[str, list[Any]]] = {}
 
 
-def _append_statement_parts() -> tuple[str, str, str, list[Any]]:
-    """The one-statement append's SQL before and after its VALUES rows, one
-    row's placeholders, and the message fields a row carries: written once
-    per process from model metadata."""
+def _append_statement_parts() -> tuple[str, list[Any]]:
+    """The one-statement append's SQL and the message fields it takes an
+    array of: written once per process from model metadata."""
     parts = _APPEND_STATEMENT.get(connection.vendor)
     if parts is not None:
         return parts
     conv, br, msg = Conversation, Branch, Message
     fields = [f for f in msg._meta.concrete_fields if f.name not in ("workspace", "conversation", "branch", "floor_no")]
-    # Each value cast to its column's type, so the VALUES list has them.
-    row_sql = "(%s::integer, " + ", ".join(f"%s::{f.db_type(connection)}" for f in fields) + ")"
+    # One array per column (unnest ... WITH ORDINALITY numbers the rows): the
+    # statement's text is the same for 1 message or 100, so it is prepared
+    # once. Cast without a length, which would cut an over-long value where
+    # the INSERT refuses it.
+    arrays = ", ".join(f"%s::{re.sub(r'[(][0-9, ]+[)]', '', f.db_type(connection))}[]" for f in fields)
+    names = ", ".join(f"v_{f.column}" for f in fields)
     returning = ", ".join(
         f"{table(br)}.{column(br, name)}"
         for name in ("id", "conversation", "next_floor_no", "processed_floor_no", "appended_tokens", "processed_tokens",
                      "fork_floor_no")
     )
-    head = (
+    sql = (
         f"WITH conv AS (UPDATE {table(conv)} SET {column(conv, 'message_count')} = {column(conv, 'message_count')} + %s, "
         f"{column(conv, 'last_message_at')} = %s, {column(conv, 'user_id')} = COALESCE(%s, {column(conv, 'user_id')}) "
         f"WHERE {column(conv, 'workspace')} = %s AND {column(conv, 'external_id')} = %s "
@@ -254,11 +258,11 @@ def _append_statement_parts() -> tuple[str, str, str, list[Any]]:
         f"RETURNING {returning}), "
         f"ins AS (INSERT INTO {table(msg)} ({column(msg, 'workspace')}, {column(msg, 'conversation')}, "
         f"{column(msg, 'branch')}, {column(msg, 'floor_no')}, {', '.join(connection.ops.quote_name(f.column) for f in fields)}) "
-        f"SELECT %s, br.{column(br, 'conversation')}, br.{column(br, 'id')}, br.{column(br, 'next_floor_no')} - %s + v_idx, "
-        f"{', '.join(f'v_{f.column}' for f in fields)} FROM br CROSS JOIN (VALUES "
+        f"SELECT %s, br.{column(br, 'conversation')}, br.{column(br, 'id')}, br.{column(br, 'next_floor_no')} - %s - 1 + v_n, "
+        f"{names} FROM br CROSS JOIN unnest({arrays}) WITH ORDINALITY AS v ({names}, v_n)) "
+        "SELECT * FROM br"
     )
-    tail = f") AS v (v_idx, {', '.join(f'v_{f.column}' for f in fields)})) SELECT * FROM br"
-    parts = _APPEND_STATEMENT[connection.vendor] = (head, row_sql, tail, fields)
+    parts = _APPEND_STATEMENT[connection.vendor] = (sql, fields)
     return parts
 
 
@@ -272,7 +276,7 @@ def _append_statement(
     conversation pk and the branch counters, or None when nothing was written
     because the conversation is new or full, or the branch missing (the
     transaction path tells these apart)."""
-    head, row_sql, tail, fields = _append_statement_parts()
+    sql, fields = _append_statement_parts()
     count = len(rows)
     stamp = Conversation._meta.get_field("last_message_at").get_db_prep_save(now, connection)
     params: list[Any] = [
@@ -280,10 +284,8 @@ def _append_statement(
         count, tokens, branch_name,  # br
         workspace.pk, count,  # ins
     ]
-    for index, row in enumerate(rows):
-        params.append(index)
-        params.extend(f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields)
-    row = fetch_one(head + ", ".join([row_sql] * count) + tail, params, prepared=True)
+    params.extend([f.get_db_prep_save(getattr(row, f.attname), connection) for row in rows] for f in fields)
+    row = fetch_one(sql, params, prepared=True)
     if row is None:
         return None
     branch_id, conversation_id, next_floor_no, processed, appended, processed_tokens, fork = row
