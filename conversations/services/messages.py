@@ -372,11 +372,6 @@ def _append(
     """The append; see the module docstring. Raises `_Replayed`."""
     tokens = sum(m.tokens for m in messages)
     now = timezone.now()
-    # A retry is answered by one read, outside any transaction; a key committed
-    # after this read makes the INSERT fail, which the caller turns into a replay.
-    replayed = _replays(workspace, external_id=external_id, branch_name=branch_name, messages=messages)
-    if replayed is not None:
-        raise _Replayed(replayed)
     rows = [
         Message(
             workspace=workspace,
@@ -394,7 +389,9 @@ def _append(
     if connection.vendor == "postgresql" and not connection.in_atomic_block:
         # One round trip instead of five (BEGIN, three statements, COMMIT).
         # Inside a caller's transaction the savepoint path below keeps a
-        # failed INSERT from aborting the caller's work.
+        # failed INSERT from aborting the caller's work. A retry's used
+        # idempotency key fails this statement whole (the unique index), which
+        # the caller turns into a replay: no look-up of the keys first.
         done = _append_statement(workspace=workspace, external_id=external_id, branch_name=branch_name, rows=rows,
                                  tokens=tokens, now=now, user_id=user_id)
         if done is not None:
@@ -403,6 +400,12 @@ def _append(
             _announce(workspace=workspace, external_id=external_id, branch_name=branch_name, rows=rows, tokens=tokens,
                       conversation_id=conversation_id, counters=counters)
     if done is None:
+        # A retry is answered by one read, outside any transaction (before the
+        # cap or a missing branch can refuse it); a key committed after this
+        # read makes the INSERT fail, which the caller turns into a replay.
+        replayed = _replays(workspace, external_id=external_id, branch_name=branch_name, messages=messages)
+        if replayed is not None:
+            raise _Replayed(replayed)
         _append_transaction(workspace=workspace, external_id=external_id, branch_name=branch_name, rows=rows,
                             tokens=tokens, now=now, user_id=user_id, source=source)
     for row in rows:

@@ -11,7 +11,7 @@ from django.db import connection, connections
 from conversations.models import MAX_MESSAGES_PER_CONVERSATION, Branch, Conversation, Message
 from conversations.selectors import message_page
 from conversations.services import message_append
-from memory_project.errors import QuotaExceededError
+from memory_project.errors import ConflictError, QuotaExceededError
 from tests.conversations.helpers_bulk import bulk_fill
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -155,7 +155,7 @@ def test_an_append_outside_a_transaction_is_one_statement(workspace):
                          key_prefix="batch")
     with CaptureQueriesContext(connection) as ctx:
         result = messages_append(workspace=workspace, external_id="c", messages=batch)
-    assert _statements(ctx) == ["SELECT", "WITH"]  # the idempotency keys' look-up, then the append
+    assert _statements(ctx) == ["WITH"]  # the keys are checked by the unique index, not looked up first
     assert [m.floor_no for m in result.messages] == [3, 4, 5]
     assert list(Message.objects.filter(floor_no__gte=3).order_by("floor_no").values_list("content", "metadata",
                                                                                           "idempotency_key")) == [
@@ -164,9 +164,17 @@ def test_an_append_outside_a_transaction_is_one_statement(workspace):
     branch = Branch.objects.get(conversation=conversation, name="main")
     assert branch.next_floor_no == 6 and branch.appended_tokens == sum(
         Message.objects.filter(branch=branch).values_list("token_estimate", flat=True))
-    # A retry of the batch is a replay: nothing written.
+    # A retry of the batch is a replay: nothing written, the counters unmoved.
     replay = messages_append(workspace=workspace, external_id="c", messages=batch)
     assert not replay.created and [m.pk for m in replay.messages] == [m.pk for m in result.messages]
+    assert Branch.objects.get(pk=branch.pk).next_floor_no == 6
+    assert Conversation.objects.get(pk=conversation.pk).message_count == 5
+    # Some keys used, others not: a conflict, nothing written.
+    mixed = new_messages([{"role": "user", "content": {"n": 0}, "metadata": {"i": 0}, "idempotency_key": "batch:0"},
+                          {"role": "user", "content": "new", "idempotency_key": "fresh"}])
+    with pytest.raises(ConflictError):
+        messages_append(workspace=workspace, external_id="c", messages=mixed)
+    assert Message.objects.filter(conversation=conversation).count() == 5
 
     # A missing branch writes nothing, not even the conversation's counters.
     with pytest.raises(NotFoundError):
@@ -177,7 +185,12 @@ def test_an_append_outside_a_transaction_is_one_statement(workspace):
 
 def test_an_append_past_the_cap_outside_a_transaction_writes_nothing(workspace):
     conversation = bulk_fill(workspace, "full", MAX_MESSAGES_PER_CONVERSATION - 1)
-    message_append(workspace=workspace, external_id="full", role="user", content="the last one")
+    last = message_append(workspace=workspace, external_id="full", role="user", content="the last one",
+                          idempotency_key="last")
+    # Its retry, once the conversation is full, is still a replay (not a quota error).
+    retry = message_append(workspace=workspace, external_id="full", role="user", content="the last one",
+                           idempotency_key="last")
+    assert not retry.created and retry.message.pk == last.message.pk
     with pytest.raises(QuotaExceededError):
         message_append(workspace=workspace, external_id="full", role="user", content="one too many")
     conversation.refresh_from_db()
