@@ -202,8 +202,12 @@ _WRITE_UPDATED = ("task_path", "channel", "type", "value")
 def _upsert_writes(rows: list[CheckpointWrite], *, thread_id: str) -> bool:
     """The writes' upsert as one prepared statement, the thread's conversation
     found by its id in the same statement (`INSERT ... SELECT ... FROM
-    conversation CROSS JOIN (VALUES ...)`). False, with nothing written, when
-    the conversation does not exist yet."""
+    conversation CROSS JOIN (VALUES ...)`). True when every row was written;
+    False when some were not: the conversation did not exist yet (LangGraph
+    sends a step's writes beside the put that creates the thread), or a
+    replayed regular write was kept. The caller's transaction path then
+    writes them, creating the thread if needed; repeating the upsert is
+    harmless."""
     wr, conv = CheckpointWrite, Conversation
     fields = [f for f in wr._meta.concrete_fields if not f.primary_key and f.name != "conversation"]
     qn = connection.ops.quote_name
@@ -227,10 +231,9 @@ def _upsert_writes(rows: list[CheckpointWrite], *, thread_id: str) -> bool:
     params += [rows[0].workspace_id, thread_id]
     with prepared_cursor() as cursor:
         cursor.execute(sql, params)
-        # A skipped replay returns no row: tell "no conversation" by asking.
-        if cursor.fetchall():
-            return True
-    return Conversation.objects.filter(workspace_id=rows[0].workspace_id, external_id=thread_id).exists()
+        # Asking afterwards whether the conversation exists would race with
+        # the put that creates it: only the rows returned are known written.
+        return len(cursor.fetchall()) == len(rows)
 
 
 def _threads(*, workspace: Workspace, thread_ids: list[str]):
