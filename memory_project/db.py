@@ -135,3 +135,16 @@ def _preparing_cursor_class() -> type:
         _PREPARING_CURSOR.append(PreparingCursor)
     return _PREPARING_CURSOR[0]
 
+
+def prefer_generic_plans(sender: Any, connection: Any, **kwargs: Any) -> None:
+    """`connection_created` receiver: prepared statements are planned once,
+    for any parameters. PostgreSQL otherwise re-plans a statement whose
+    generic plan it estimates dearer (a page after a cursor was re-planned on
+    every call). Only prepared statements are affected, and only the few of
+    `prepared_cursor` are prepared. A SET rather than a startup option, which
+    a pooler such as PgBouncer may refuse; the connection is in autocommit
+    when this runs, so the setting holds for its life."""
+    if connection.vendor == "postgresql" and settings.DB_PREPARED_STATEMENTS:
+        with connection.cursor() as cursor:
+            cursor.execute("SET plan_cache_mode = force_generic_plan")
+

@@ -158,13 +158,6 @@ else:
 # prepared statements across its server connections (PgBouncer before 1.21,
 # or without max_prepared_statements).
 DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
-if DB_PREPARED_STATEMENTS and not EMBEDDED:
-    # Planned once, for any parameters: PostgreSQL otherwise re-plans a
-    # statement whose generic plan it estimates dearer (a page after a cursor
-    # was re-planned on every call). Only prepared statements are affected,
-    # and only these few are prepared.
-    _options = DATABASES["default"].setdefault("OPTIONS", {})
-    _options["options"] = f"{_options.get('options', '')} -c plan_cache_mode=force_generic_plan".strip()
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache (API keys, throttling) ----------------------------------------------

@@ -218,3 +218,15 @@ def test_the_append_and_the_page_run_prepared_unless_turned_off(workspace, setti
     prepared = _prepared_statements()
     assert any(s.startswith("WITH conv AS (UPDATE") for s in prepared), prepared
     assert any(s.startswith("SELECT") and "floor_no" in s for s in prepared), prepared
+
+
+def test_prepared_statements_are_planned_once_for_any_parameters(settings):
+    connection.close()
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW plan_cache_mode")
+        assert cursor.fetchone()[0] == "force_generic_plan"
+    settings.DB_PREPARED_STATEMENTS = False
+    connection.close()
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW plan_cache_mode")
+        assert cursor.fetchone()[0] == "auto"
