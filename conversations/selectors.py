@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -29,7 +29,7 @@ from accounts.models import Workspace
 from conversations.filters import ConversationFilterSet
 from conversations.models import MAIN_BRANCH, Branch, Conversation, Message
 from conversations.statements import NO_FLOOR_BOUND, page_statements
-from memory_project.db import fetch_one, prepared_cursor
+from memory_project.db import fetch_one, json_column, prepared_cursor
 from memory_project.errors import NotFoundError, ValidationError
 from memory_project.instants import in_utc
 
@@ -196,18 +196,11 @@ def branch_messages(
     upper = before_floor_no - 1 if before_floor_no is not None else None
     if until_floor_no is not None:
         upper = until_floor_no if upper is None else min(upper, until_floor_no)
-    lower = after_floor_no or 0
-
-    segments = view.segments if order == "asc" else list(reversed(view.segments))
     results: list[Message] = []
-    for segment in segments:
+    for segment, low, high in _segment_ranges(view, lower=after_floor_no or 0, upper=upper, ascending=order == "asc"):
         remaining = None if limit is None else limit - len(results)
         if remaining is not None and remaining <= 0:
             break
-        low = max(segment.low, lower)
-        high = segment.high if upper is None else (upper if segment.high is None else min(segment.high, upper))
-        if high is not None and high <= low:
-            continue
         qs = Message.objects.filter(branch_id=segment.branch_id, floor_no__gt=low)
         if high is not None:
             qs = qs.filter(floor_no__lte=high)
@@ -216,6 +209,19 @@ def branch_messages(
             qs = qs[:remaining]
         results.extend(qs)
     return results
+
+
+def _segment_ranges(
+    view: BranchView, *, lower: int, upper: int | None, ascending: bool
+) -> Iterator[tuple[Segment, int, int | None]]:
+    """The floors `(low, high]` to read from each of the view's segments in
+    reading order, within the exclusive `lower` and inclusive `upper` bounds;
+    segments with nothing in range are skipped."""
+    for segment in view.segments if ascending else reversed(view.segments):
+        low = max(segment.low, lower)
+        high = segment.high if upper is None else (upper if segment.high is None else min(segment.high, upper))
+        if high is None or high > low:
+            yield segment, low, high
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,10 +238,6 @@ class MessageRow:
     created_at: datetime
     updated_at: datetime | None
 
-    @property
-    def id(self) -> str:
-        return self.pk
-
 
 def _aware(moment: datetime | None) -> datetime | None:
     # PostgreSQL answers timestamptz (aware); SQLite's converter gives the
@@ -245,20 +247,14 @@ def _aware(moment: datetime | None) -> datetime | None:
     return moment.replace(tzinfo=UTC)
 
 
-
-
 def _fetch_rows(sql: str, params: list[Any]) -> list[MessageRow]:
     with prepared_cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    loads = json.loads
     return [
         MessageRow(
             pk=pk, branch_id=branch_id, floor_no=floor_no, role=role,
-            # JSON columns come back as text on both databases (Django reads
-            # jsonb as text and decodes in the field, as here).
-            content=loads(content) if isinstance(content, str) else content,
-            metadata=loads(metadata) if isinstance(metadata, str) else metadata,
+            content=json_column(content), metadata=json_column(metadata),
             created_at=_aware(created_at), updated_at=_aware(updated_at),
         )
         for pk, branch_id, floor_no, role, content, metadata, created_at, updated_at in rows
@@ -368,14 +364,10 @@ def message_page(
     lower = cursor_floor if cursor_floor is not None and ascending else 0
     upper = cursor_floor - 1 if cursor_floor is not None and not ascending else None
     rows: list[MessageRow] = []
-    for segment in view.segments if ascending else reversed(view.segments):
+    for segment, low, high in _segment_ranges(view, lower=lower, upper=upper, ascending=ascending):
         remaining = limit + 1 - len(rows)
         if remaining <= 0:
             break
-        low = max(segment.low, lower)
-        high = segment.high if upper is None else (upper if segment.high is None else min(segment.high, upper))
-        if high is not None and high <= low:
-            continue
         rows.extend(_segment_rows(segment, low=low, high=high, limit=remaining, ascending=ascending))
     return _page_of(rows, limit=limit, forward=forward, cursor_given=cursor_floor is not None,
                     branch_names=view.branch_names)

@@ -11,6 +11,8 @@ binary columns are stored exactly as the ORM would store them.
 # ruff: noqa: S608
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -80,6 +82,13 @@ def insert_rows(
     return len(objs)
 
 
+def json_column(value: Any) -> Any:
+    """A JSON column's value as a hand-written statement reads it: Django has
+    both databases answer JSON as text (its field decodes it), so decode here
+    as the field would."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
 def fetch_one(sql: str, params: Iterable[Any], *, prepared: bool = False) -> tuple[Any, ...] | None:
     with prepared_cursor() if prepared else connection.cursor() as cursor:
         cursor.execute(sql, list(params))
@@ -88,52 +97,62 @@ def fetch_one(sql: str, params: Iterable[Any], *, prepared: bool = False) -> tup
 
 @contextmanager
 def prepared_cursor() -> Iterator[Any]:
-    """A cursor (Django's wrapper: logged, errors translated) whose statements
-    PostgreSQL plans once per connection and then only runs: for the few hot
-    statements whose planning cost more than their execution (an append's
-    CTE, a page's subqueries). Django binds values on the client and never
-    prepares, which keeps every other query as it was. Elsewhere, or with
-    `DB_PREPARED_STATEMENTS` off, an ordinary cursor."""
+    """A cursor whose statements PostgreSQL plans once per connection and then
+    only runs: for the few hot statements whose planning cost more than their
+    execution (an append's CTE, a page's subqueries). Django binds values on
+    the client and never prepares, which keeps every other query as it was.
+    Elsewhere, or with `DB_PREPARED_STATEMENTS` off, an ordinary cursor."""
     if connection.vendor != "postgresql" or not settings.DB_PREPARED_STATEMENTS:
         with connection.cursor() as cursor:
             yield cursor
         return
+    with server_binding_cursor(prepare=True) as cursor:
+        yield cursor
+
+
+@contextmanager
+def server_binding_cursor(*, prepare: bool = False) -> Iterator[Any]:
+    """PostgreSQL: a cursor that sends values as parameters (arrays in binary,
+    no escaped literals written out in Python), wrapped as Django wraps its
+    cursors, so statements are logged, counted and their errors translated.
+    With `prepare`, each statement is also prepared (psycopg keeps the last
+    100 per connection)."""
     connection.ensure_connection()
     with connection.wrap_database_errors:
-        if connection.connection.prepare_threshold is None:
+        if prepare and connection.connection.prepare_threshold is None:
             # Django turns psycopg's preparing off (None), which also refuses
             # an explicit `prepare=True`; Django's own cursors bind on the
             # client and never prepare whatever the threshold.
             connection.connection.prepare_threshold = _ONLY_WHEN_ASKED
-        raw = _preparing_cursor_class()(connection.connection)
+        raw = _server_binding_cursor_class(prepare)(connection.connection)
     with connection._prepare_cursor(raw) as cursor:
         yield cursor
 
 
-_PREPARING_CURSOR: list[type] = []
 # A threshold no statement reaches: only the preparing cursor's `prepare=True` prepares.
 _ONLY_WHEN_ASKED = 2**62
 
 
-def _preparing_cursor_class() -> type:
-    if not _PREPARING_CURSOR:
-        from django.db.backends.postgresql.base import ServerBindingCursor
+@functools.cache
+def _server_binding_cursor_class(prepare: bool) -> type:
+    from django.db.backends.postgresql.base import ServerBindingCursor
 
-        class PreparingCursor(ServerBindingCursor):
-            """Binds values on the server and prepares each statement it runs
-            (psycopg keeps the last 100 per connection)."""
+    if not prepare:
+        return ServerBindingCursor
 
-            def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None, binary: Any = None):
-                return super().execute(query, params, prepare=True, binary=binary)
+    class PreparingCursor(ServerBindingCursor):
+        """Binds values on the server and prepares each statement it runs."""
 
-            def _send_query_prepared(self, name: bytes, pgq: Any, *, binary: Any = None) -> None:
-                # psycopg records the statement only when it sends its text;
-                # Django's query log (and `assertNumQueries`) reads it here.
-                self._query = pgq
-                super()._send_query_prepared(name, pgq, binary=binary)
+        def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None, binary: Any = None):
+            return super().execute(query, params, prepare=True, binary=binary)
 
-        _PREPARING_CURSOR.append(PreparingCursor)
-    return _PREPARING_CURSOR[0]
+        def _send_query_prepared(self, name: bytes, pgq: Any, *, binary: Any = None) -> None:
+            # psycopg records the statement only when it sends its text;
+            # Django's query log (and `assertNumQueries`) reads it here.
+            self._query = pgq
+            super()._send_query_prepared(name, pgq, binary=binary)
+
+    return PreparingCursor
 
 
 def prefer_generic_plans(sender: Any, connection: Any, **kwargs: Any) -> None:

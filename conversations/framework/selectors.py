@@ -9,7 +9,6 @@ import base64
 import json
 from typing import Any
 
-from django.db import connection
 from django.db.models import Q
 
 from accounts.models import Workspace
@@ -24,7 +23,7 @@ from conversations.models import (
     SessionEntry,
 )
 from conversations.statements import page_statements
-from memory_project.db import column, prepared_cursor, table
+from memory_project.db import column, json_column, prepared_cursor, table
 
 
 def _session(*, workspace: Workspace, project_key: str, session_id: str) -> AgentSession | None:
@@ -106,10 +105,8 @@ def session_items(*, workspace: Workspace, session_id: str, limit: int | None) -
         rows = cursor.fetchall()
     if limit is not None:
         rows.reverse()
-    loads = json.loads  # JSON columns come back as text on both databases
     return [
-        message_to_item(role=role, content=loads(content) if isinstance(content, str) else content,
-                        metadata=loads(metadata) if isinstance(metadata, str) else metadata)
+        message_to_item(role=role, content=json_column(content), metadata=json_column(metadata))
         for role, content, metadata in rows
     ]
 
@@ -206,8 +203,7 @@ def checkpoint_tuple(
     if not rows:
         return None
     first = rows[0]
-    metadata_field = cp._meta.get_field("metadata")
-    metadata = metadata_field.from_db_value(first[7], None, connection) if isinstance(first[7], str) else first[7]
+    metadata = json_column(first[7])
     writes = sorted(
         (
             (task_path, task_id, idx),

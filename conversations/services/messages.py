@@ -26,6 +26,7 @@ through `conversations.hooks`; no second transaction runs per append.
 # ruff: noqa: S608
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -222,15 +223,10 @@ def _quota_error(*, workspace: Workspace, external_id: str, count: int) -> Quota
     )
 
 
-_APPEND_STATEMENT: dict[str, tuple[str, list[Any]]] = {}
-
-
+@functools.cache
 def _append_statement_parts() -> tuple[str, list[Any]]:
-    """The one-statement append's SQL and the message fields it takes an
-    array of: written once per process from model metadata."""
-    parts = _APPEND_STATEMENT.get(connection.vendor)
-    if parts is not None:
-        return parts
+    """The one-statement append's SQL (PostgreSQL's) and the message fields it
+    takes an array of: written once per process from model metadata."""
     conv, br, msg = Conversation, Branch, Message
     fields = [f for f in msg._meta.concrete_fields if f.name not in ("workspace", "conversation", "branch", "floor_no")]
     # One array per column (unnest ... WITH ORDINALITY numbers the rows): the
@@ -262,8 +258,7 @@ def _append_statement_parts() -> tuple[str, list[Any]]:
         f"{names} FROM br CROSS JOIN unnest({arrays}) WITH ORDINALITY AS v ({names}, v_n)) "
         "SELECT * FROM br"
     )
-    parts = _APPEND_STATEMENT[connection.vendor] = (sql, fields)
-    return parts
+    return sql, fields
 
 
 def _append_statement(

@@ -26,6 +26,8 @@ from django.db import connection, models
 from django.db.models.constants import OnConflict
 from django.utils import timezone
 
+from memory_project.db import server_binding_cursor
+
 # Column types whose stored form is not the Python value itself.
 _TYPE_MODIFIER_RE = re.compile(r"\(\d+(?:,\s*\d+)?\)")
 _PREPARED_TYPES = frozenset({"JSONField", "DateTimeField", "DateField", "TimeField", "BinaryField", "DecimalField"})
@@ -72,18 +74,6 @@ def _statement(model: type[models.Model], columns: tuple[str, ...], ignore_confl
     return _Statement(sql=sql, timed=len(timed), prepare=prepare)
 
 
-def _server_binding_cursor():
-    """A cursor that sends the arrays as parameters in binary: the
-    connection's own (client-side binding) writes each array out as an
-    escaped literal in Python, which cost more than the rows' storing. Wrapped
-    as Django wraps its cursors, so the statement is logged and counted."""
-    from django.db.backends.postgresql.base import ServerBindingCursor
-
-    connection.ensure_connection()
-    raw = ServerBindingCursor(connection.connection)
-    return connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
-
-
 def insert_rows(model: type[models.Model], columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
                 ignore_conflicts: bool = False) -> int:
     """INSERT `rows` (tuples in `columns` order, attribute names such as
@@ -102,7 +92,10 @@ def insert_rows(model: type[models.Model], columns: Sequence[str], rows: Iterabl
     if not params:
         return 0
     if connection.vendor == "postgresql":
-        with _server_binding_cursor() as cursor:
+        # Values as parameters, the arrays in binary: the connection's own
+        # (client-side binding) cursor writes each array out as an escaped
+        # literal in Python, which cost more than the rows' storing.
+        with server_binding_cursor() as cursor:
             cursor.execute(statement.sql, [list(column) for column in zip(*params, strict=True)])
         return len(params)
     # One prepared statement that SQLite runs per row (no limit of 999
