@@ -13,15 +13,6 @@ def _ensure_search_index(sender, using="default", **kwargs) -> None:
     recall_index.sqlite_index_ensure(connections[using])
 
 
-def _secure_delete(sender, connection, **kwargs) -> None:
-    """SQLite keeps a deleted row's bytes in free pages until they are reused;
-    erasure (redaction, lineage) must leave nothing in the file, so deleted
-    content is overwritten with zeros as it is deleted."""
-    if connection.vendor == "sqlite":
-        with connection.cursor() as cursor:
-            cursor.execute("PRAGMA secure_delete = ON")
-
-
 def _receiver(service):
     """A signal receiver that hands the event to a keyword-only service."""
 
@@ -37,10 +28,7 @@ class MemoriesConfig(AppConfig):
     verbose_name = "Memories"
 
     def ready(self) -> None:
-        from django.db.backends.signals import connection_created
         from django.db.models.signals import post_migrate
-
-        connection_created.connect(_secure_delete, dispatch_uid="memories_secure_delete")
 
         post_migrate.connect(_ensure_search_index, sender=self, dispatch_uid="memories_search_index")
         # What the memory pipeline learns from conversations, after each commit.

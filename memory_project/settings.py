@@ -126,8 +126,13 @@ if EMBEDDED:
                 # checkpointed by the writers as it passes wal_autocheckpoint
                 # (1000 pages), never emptied by a last close; this truncates
                 # the file after a checkpoint so it cannot keep a peak's size.
+                # secure_delete: SQLite keeps a deleted row's bytes in free
+                # pages until they are reused; erasure (redaction, lineage)
+                # must leave nothing in the file, so deleted content is
+                # overwritten with zeros as it is deleted.
                 "init_command": (
-                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA journal_size_limit=67108864;"
+                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA journal_size_limit=67108864; "
+                    "PRAGMA secure_delete=ON;"
                 ),
             },
             # Opening a connection per request cost a fifth of a read, and
