@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -80,6 +81,16 @@ def insert_rows(
             sql = f"INSERT INTO {table(model)} ({names}) VALUES {', '.join([placeholder] * len(chunk))}{suffix}"
             cursor.execute(sql, params)
     return len(objs)
+
+
+_TYPE_MODIFIER_RE = re.compile(r"\(\d+(?:,\s*\d+)?\)")
+
+
+def array_type(field: models.Field) -> str:
+    """The PostgreSQL array type a column's values travel in (`unnest(%s::T[])`),
+    without the column's length: an explicit cast to varchar(n) would cut a
+    long value silently, where the INSERT's own assignment refuses it."""
+    return _TYPE_MODIFIER_RE.sub("", field.db_type(connection)) + "[]"
 
 
 def json_column(value: Any) -> Any:

@@ -27,7 +27,6 @@ through `conversations.hooks`; no second transaction runs per append.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -60,7 +59,7 @@ from conversations.services.validation import (
     validate_role,
     validate_user_id,
 )
-from memory_project.db import column, fetch_one, insert_rows, table
+from memory_project.db import array_type, column, fetch_one, insert_rows, table
 from memory_project.errors import ConflictError, NotFoundError, QuotaExceededError, ValidationError
 
 # A batch append is one INSERT and one commit; 100 messages of ordinary size
@@ -231,9 +230,8 @@ def _append_statement_parts() -> tuple[str, list[Any]]:
     fields = [f for f in msg._meta.concrete_fields if f.name not in ("workspace", "conversation", "branch", "floor_no")]
     # One array per column (unnest ... WITH ORDINALITY numbers the rows): the
     # statement's text is the same for 1 message or 100, so it is prepared
-    # once. Cast without a length, which would cut an over-long value where
-    # the INSERT refuses it.
-    arrays = ", ".join(f"%s::{re.sub(r'[(][0-9, ]+[)]', '', f.db_type(connection))}[]" for f in fields)
+    # once.
+    arrays = ", ".join(f"%s::{array_type(f)}" for f in fields)
     names = ", ".join(f"v_{f.column}" for f in fields)
     returning = ", ".join(
         f"{table(br)}.{column(br, name)}"

@@ -16,7 +16,6 @@ time (as consecutive `pre_save` calls did).
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -26,21 +25,14 @@ from django.db import connection, models
 from django.db.models.constants import OnConflict
 from django.utils import timezone
 
-from memory_project.db import server_binding_cursor
+from memory_project.db import array_type, server_binding_cursor
 
 # Column types whose stored form is not the Python value itself.
-_TYPE_MODIFIER_RE = re.compile(r"\(\d+(?:,\s*\d+)?\)")
 _PREPARED_TYPES = frozenset({"JSONField", "DateTimeField", "DateField", "TimeField", "BinaryField", "DecimalField"})
 
 
 def _auto_time(field: models.Field) -> bool:
     return bool(getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False))
-
-
-def _array_type(field: models.Field) -> str:
-    # Without its length: an explicit cast to varchar(n) would cut a long value
-    # silently, where the INSERT's own assignment refuses it as VALUES did.
-    return _TYPE_MODIFIER_RE.sub("", field.db_type(connection))
 
 
 @dataclass(frozen=True)
@@ -66,7 +58,7 @@ def _statement(model: type[models.Model], columns: tuple[str, ...], ignore_confl
         # One array per column: the statement stays short whatever the number
         # of rows (a VALUES list of hundreds of placeholders cost more to build
         # and parse than the rows cost to store).
-        sql = f"{head}SELECT * FROM unnest({', '.join(f'%s::{_array_type(field)}[]' for field in every)}) {tail}"
+        sql = f"{head}SELECT * FROM unnest({', '.join(f'%s::{array_type(field)}' for field in every)}) {tail}"
     else:
         sql = f"{head}VALUES ({', '.join(['%s'] * len(every))}) {tail}"
     prepare = tuple(field.get_db_prep_save if field.get_internal_type() in _PREPARED_TYPES else None

@@ -37,7 +37,6 @@ from typing import Any
 from accounts.actors import Actor
 from memories.models import (
     MAX_CONTENT_BYTES,
-    MAX_SCOPE_ID_CHARS,  # noqa: F401 - the scope id limit of the item rules
     LifecycleStatus,
     MemoryType,
     Scope,

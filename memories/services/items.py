@@ -17,7 +17,16 @@ from django.db import IntegrityError, transaction
 from django.db.models import Min
 
 from accounts.actors import Actor
-from memories.models import MemoryItem, MemoryJob, MemoryStore, MemoryType, MemoryVersion, Scope, VersionOperation
+from memories.models import (
+    MAX_SCOPE_ID_CHARS,
+    MemoryItem,
+    MemoryJob,
+    MemoryStore,
+    MemoryType,
+    MemoryVersion,
+    Scope,
+    VersionOperation,
+)
 from memories.services import item_rules as rules
 from memories.services.stores import lock_writable_stores_of
 from memories.services.versioning import (
@@ -64,8 +73,8 @@ def clean_scope_id(scope: str, value: Any) -> str:
     that exact compact form; global may be empty, other scopes may not."""
     if value is None:
         value = ""
-    if not isinstance(value, str) or len(value) > rules.MAX_SCOPE_ID_CHARS:
-        raise ValidationError(f"scope_id: must be a string of at most {rules.MAX_SCOPE_ID_CHARS} characters.")
+    if not isinstance(value, str) or len(value) > MAX_SCOPE_ID_CHARS:
+        raise ValidationError(f"scope_id: must be a string of at most {MAX_SCOPE_ID_CHARS} characters.")
     if scope != Scope.GLOBAL and not value:
         raise ValidationError(f"scope_id: required for scope '{scope}'.")
     if scope == Scope.BRANCH:

@@ -61,6 +61,7 @@ from memories.services.items_batch import (
     memory_items_set_lifecycle,
 )
 from memories.services.jobs import memory_job_enqueue
+from memories.services.redaction import REDACTED_PLACEHOLDER
 from memories.services.scopes import COMPACTABLE_SCOPES, branch_scope_id, lock_scope_state, parse_branch_scope_id
 from memories.services.versioning import deleted_memories_versions_redact
 from memory_project.errors import ValidationError
@@ -71,7 +72,6 @@ MAIN_BRANCH = "main"
 # A text to redact across a workspace must be specific enough that matching it
 # by substring does not hit unrelated memories.
 MIN_REDACT_TEXT_CHARS = 4
-REDACTED_MARK = "[redacted]"
 
 
 @dataclass
@@ -748,7 +748,7 @@ def workspace_text_redact(*, workspace, actor: Actor, text: str) -> dict[str, An
         replaced = 0
         for item in MemoryItem.objects.filter(workspace=workspace, pk__in=found.memory_ids).only("pk", "content"):
             memory_redact_and_replace(workspace=workspace, actor=actor, memory_id=item.pk,
-                                      content=item.content.replace(text, REDACTED_MARK))
+                                      content=item.content.replace(text, REDACTED_PLACEHOLDER))
             replaced += 1
         remaining = (MemoryVersion.objects.filter(pk__in=found.version_ids, redacted_at__isnull=True)
                      .values_list("memory_id", "pk"))
@@ -784,7 +784,7 @@ def workspace_text_redact(*, workspace, actor: Actor, text: str) -> dict[str, An
 
 def _replace_in_json(value: Any, text: str) -> Any:
     if isinstance(value, str):
-        return value.replace(text, REDACTED_MARK)
+        return value.replace(text, REDACTED_PLACEHOLDER)
     if isinstance(value, list):
         return [_replace_in_json(element, text) for element in value]
     if isinstance(value, dict):

@@ -46,6 +46,7 @@ from memories.services.versioning import (
     version_preassign,
     versions_build,
 )
+from memory_project.db import column, table
 from memory_project.ids import new_edge_id
 
 MICRO_IMPORTANCE = 0.5
@@ -110,14 +111,17 @@ def _deprecate(*, workspace_id: str, snapshots: list[MemoryItem], now) -> None:
     version (written by hand: the ORM spent longer compiling the CASE than
     the database spent running it). The items are locked or were created in
     this transaction."""
-    table = connection.ops.quote_name(MemoryItem._meta.db_table)
+    item = MemoryItem
     when = " ".join(["WHEN %s THEN %s"] * len(snapshots))
     marks = ", ".join(["%s"] * len(snapshots))
-    updated_at = MemoryItem._meta.get_field("updated_at").get_db_prep_save(now, connection)
+    updated_at = item._meta.get_field("updated_at").get_db_prep_save(now, connection)
+    version = column(item, "version")
     with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {table} SET status = %s, lifecycle_status = %s, version = version + 1, updated_at = %s, "  # noqa: S608
-            f"current_version_id = CASE id {when} END WHERE workspace_id = %s AND id IN ({marks})",
+            f"UPDATE {table(item)} SET {column(item, 'status')} = %s, {column(item, 'lifecycle_status')} = %s, "  # noqa: S608
+            f"{version} = {version} + 1, {column(item, 'updated_at')} = %s, "
+            f"{column(item, 'current_version_id')} = CASE {column(item, 'id')} {when} END "
+            f"WHERE {column(item, 'workspace')} = %s AND {column(item, 'id')} IN ({marks})",
             [Status.DEPRECATED, LifecycleStatus.DEPRECATED, updated_at,
              *(value for item in snapshots for value in (item.pk, item.current_version_id)),
              workspace_id, *(item.pk for item in snapshots)],
