@@ -6,7 +6,6 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.admin.utils import quote
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -16,16 +15,16 @@ from memories.admin.forms import RedactAndReplaceForm, RedactEverywhereForm
 from memories.admin.labels import actor_names
 from memories.admin.outcomes import Outcome, confirmation_page
 from memories.models import MemoryItem, MemoryVersion
-from memories.services.items import memory_item_restore, memory_redact_and_replace
+from memories.services.items import memory_item_restore
 from memories.services.lineage import (
-    lineage_erase_memories,
     memory_descendants,
+    memory_redact_and_replace_following_lineage,
     memory_version_redact_following_lineage,
+    memory_versions_redact_following_lineage,
     message_descendants,
     workspace_text_occurrences,
     workspace_text_redact,
 )
-from memories.services.versioning import memory_versions_redact
 from memory_project.errors import DomainError
 
 EXCERPT_CHARS = 120
@@ -178,17 +177,13 @@ def redact_and_replace_view(modeladmin, request, object_id: str):
         if form.is_valid() and form.cleaned_data["confirmed"]:
             actor = Actor.for_user(request.user.pk)
             try:
-                with transaction.atomic():
-                    _item, done = memory_redact_and_replace(
-                        workspace=item.workspace,
-                        actor=actor,
-                        memory_id=item.pk,
-                        content=form.cleaned_data["content"],
-                        expected_version=form.cleaned_data["expected_version"],
-                    )
-                    report = lineage_erase_memories(
-                        workspace=item.workspace, actor=actor, memory_ids=[item.pk], scopes=[(item.scope, item.scope_id)]
-                    )
+                _item, done, report = memory_redact_and_replace_following_lineage(
+                    workspace=item.workspace,
+                    actor=actor,
+                    memory_id=item.pk,
+                    content=form.cleaned_data["content"],
+                    expected_version=form.cleaned_data["expected_version"],
+                )
             except DomainError as error:
                 form.add_error(None, error.message)
             else:
@@ -250,8 +245,8 @@ def redact_history_action(modeladmin, request, queryset):
     if request.POST.get("post") != "yes":
         versions = redactable_versions(memory_ids)
         derived = set()
-        for item in queryset.select_related("workspace"):
-            derived.update(memory_descendants(workspace=item.workspace, memory_ids=[item.pk]))
+        for workspace, items in _items_by_workspace(queryset.select_related("workspace")):
+            derived.update(memory_descendants(workspace=workspace, memory_ids=[item.pk for item in items]))
         derived -= set(memory_ids)
         return confirmation_page(
             modeladmin,
@@ -271,24 +266,27 @@ def redact_history_action(modeladmin, request, queryset):
     actor = Actor.for_user(request.user.pk)
     outcome = Outcome("Redact")
     holding_text = {version.memory_id for version in redactable_versions(memory_ids)}
-    rows = MemoryItem.objects.filter(pk__in=memory_ids).select_related("workspace")
-    for item in rows.only("pk", "scope", "scope_id", "workspace"):
-        if item.pk not in holding_text:
-            # Nothing left to clear: every earlier version is already redacted.
-            outcome.skipped += 1
-            continue
-        try:
-            with transaction.atomic():
-                memory_versions_redact(workspace=item.workspace, memory_id=item.pk, actor=actor)
-                lineage_erase_memories(
-                    workspace=item.workspace, actor=actor, memory_ids=[item.pk], scopes=[(item.scope, item.scope_id)]
-                )
-        except DomainError as error:
+    rows = MemoryItem.objects.filter(pk__in=memory_ids).select_related("workspace").only(
+        "pk", "scope", "scope_id", "workspace")
+    for workspace, items in _items_by_workspace(rows):
+        # Nothing left to clear where every earlier version is already redacted.
+        to_redact = [item for item in items if item.pk in holding_text]
+        outcome.skipped += len(items) - len(to_redact)
+        redacted, refused, _report = memory_versions_redact_following_lineage(
+            workspace=workspace, actor=actor, items=to_redact)
+        outcome.succeeded += len(redacted)
+        for _item, error in refused:
             outcome.fail(error)
-            continue
-        outcome.succeeded += 1
     outcome.report(modeladmin, request)
     return None
+
+
+def _items_by_workspace(items) -> list[tuple[object, list[MemoryItem]]]:
+    """`items` (with their workspace selected) grouped by workspace."""
+    groups: dict[str, tuple[object, list[MemoryItem]]] = {}
+    for item in items:
+        groups.setdefault(item.workspace_id, (item.workspace, []))[1].append(item)
+    return list(groups.values())
 
 
 def redact_everywhere_view(modeladmin, request):

@@ -64,7 +64,7 @@ from memories.services.jobs import memory_job_enqueue
 from memories.services.redaction import REDACTED_PLACEHOLDER
 from memories.services.scopes import COMPACTABLE_SCOPES, branch_scope_id, lock_scope_state, parse_branch_scope_id
 from memories.services.versioning import deleted_memories_versions_redact
-from memory_project.errors import ValidationError
+from memory_project.errors import DomainError, ValidationError
 
 logger = logging.getLogger(__name__)
 
@@ -684,6 +684,47 @@ def memory_version_redact_following_lineage(*, workspace, actor: Actor, version_
     return version, report
 
 
+def memory_redact_and_replace_following_lineage(*, workspace, actor: Actor, memory_id: str, content: str,
+                                                expected_version: int):
+    """Replace a memory's content and redact its earlier versions
+    (`memory_redact_and_replace`), then erase the summaries compacted from it,
+    which may quote the old text. Returns (item, redacted versions, report)."""
+    from memories.services.items import memory_redact_and_replace
+
+    with transaction.atomic():
+        item, done = memory_redact_and_replace(workspace=workspace, actor=actor, memory_id=memory_id, content=content,
+                                               expected_version=expected_version)
+        report = lineage_erase_memories(workspace=workspace, actor=actor, memory_ids=[item.pk],
+                                        scopes=[(item.scope, item.scope_id)])
+    return item, done, report
+
+
+def memory_versions_redact_following_lineage(
+    *, workspace, actor: Actor, items: list[MemoryItem]
+) -> tuple[list[MemoryItem], list[tuple[MemoryItem, DomainError]], LineageReport]:
+    """Redact every earlier version of each of `items` (`memory_versions_redact`;
+    the current version is kept), each on its own so one refusal does not stop
+    the others, then erase the summaries compacted from the redacted ones in
+    one pass: one index purge and one re-derivation per scope. Returns
+    (redacted items, (item, error) refused, report)."""
+    from memories.services.versioning import memory_versions_redact
+
+    redacted: list[MemoryItem] = []
+    refused: list[tuple[MemoryItem, DomainError]] = []
+    with transaction.atomic():
+        for item in items:
+            try:
+                with transaction.atomic():
+                    memory_versions_redact(workspace=workspace, memory_id=item.pk, actor=actor)
+            except DomainError as error:
+                refused.append((item, error))
+            else:
+                redacted.append(item)
+        report = lineage_erase_memories(workspace=workspace, actor=actor, memory_ids=[item.pk for item in redacted],
+                                        scopes={(item.scope, item.scope_id) for item in redacted})
+    return redacted, refused, report
+
+
 # --- a text across a workspace ----------------------------------------------------------
 
 
@@ -817,6 +858,8 @@ __all__ = [
     "memory_delete_following_lineage",
     "memory_descendants",
     "memory_version_redact_following_lineage",
+    "memory_redact_and_replace_following_lineage",
+    "memory_versions_redact_following_lineage",
     "rederive_enqueue",
     "workspace_text_occurrences",
     "workspace_text_redact",
