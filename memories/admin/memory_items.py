@@ -190,7 +190,7 @@ class MemoryAdminBase(WorkspaceScopedAdmin, ContentFreeLogMixin, MemoryColumns, 
         from django.utils.html import format_html, format_html_join
 
         from conversations.models import Message
-        from memories.admin.history import floor_anchor
+        from memories.admin.history import conversation_floor_url
 
         ids = list(obj.sources or [])
         messages = {m.pk: m for m in Message.objects.filter(workspace_id=obj.workspace_id, pk__in=ids)
@@ -201,13 +201,15 @@ class MemoryAdminBase(WorkspaceScopedAdmin, ContentFreeLogMixin, MemoryColumns, 
             if message is None:
                 links.append((message_id, "#", "(gone)"))
                 continue
-            url = reverse("admin:conversations_conversation_change", args=[message.conversation_id])
-            links.append((f"#{message.floor_no}", f"{url}#{floor_anchor(message)}", ""))
+            # On its own branch, the page around it: a floor on another
+            # branch, or further down, is not on the conversation's first page.
+            links.append((f"#{message.floor_no}", conversation_floor_url(message), ""))
         parts = format_html_join(", ", '<a href="{1}">{0}</a>{2}', links) if links else "-"
         compacted = list(obj.source_memory_ids or [])
         if compacted:
             memory_links = format_html_join(", ", '<a href="{}">{}</a>', (
-                (reverse("admin:memories_memoryitem_change", args=[quote(pk)]), pk) for pk in compacted))
+                (reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_change", args=[quote(pk)]), pk)
+                for pk in compacted))
             return format_html("{} messages: {}<br>compacts {} summaries: {}", len(ids), parts, len(compacted),
                                memory_links)
         return format_html("{} messages: {}", len(ids), parts)

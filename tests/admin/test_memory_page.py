@@ -195,3 +195,13 @@ def test_log_entries_hold_no_content(admin_client, make_memory, workspace):
         assert "secret" not in entry.object_repr.lower() and "secret" not in entry.change_message.lower()
         assert "123-45" not in entry.object_repr and "123-45" not in entry.change_message
     assert {entry.object_repr for entry in entries} == {f"{doc.pk} (document)", f"{item.pk} (fact)"}
+
+
+def test_every_source_links_to_its_floor_on_its_branch(admin_client, make_memory, conversation_with_floors):
+    conversation, branch, messages = conversation_with_floors
+    item = make_memory("Lives in Lisbon, likes tea.")
+    MemoryItem.objects.filter(pk=item.pk).update(sources=[messages[0].pk, messages[2].pk])
+    html = admin_client.get(change_url(item)).content.decode()
+    floor_url = reverse("admin:conversations_conversation_change", args=[conversation.pk])
+    for floor in (1, 3):
+        assert f"{floor_url}?branch={branch.pk}&amp;around={floor}#floor-{branch.pk}-{floor}" in html
