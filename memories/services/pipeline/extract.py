@@ -146,9 +146,13 @@ def extract_run(job: MemoryJob) -> dict:
             live_reads[destination] = _LiveReads.of(job, destination)
         reads = live_reads[destination]
         groups = [messages[start:start + batch_size] for start in range(0, len(messages), batch_size)]
-        # The model call happens outside any transaction (it may take seconds).
-        extracted = None if provider.in_process else _extract_batch(provider, job, state, conversation, messages,
-                                                                     reads)
+        # A network model is called outside any transaction (it may take
+        # seconds), for the one batch of this commit; an in-process one is
+        # called per batch inside it, each batch reading what the last wrote.
+        extracted = None
+        if not provider.in_process:
+            assert len(groups) == 1, "a network provider's commit holds one batch"
+            extracted = _extract_batch(provider, job, state, conversation, messages, reads)
         with transaction.atomic():
             state = lock_scope_state(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id)
             if state.last_processed_floor_no != after:
@@ -157,7 +161,8 @@ def extract_run(job: MemoryJob) -> dict:
             input_tokens = output_tokens = 0
             summary_update = None
             for group in groups:
-                turns, result, usage = extracted or _extract_batch(provider, job, state, conversation, group, reads)
+                turns, result, usage = (extracted if extracted is not None
+                                        else _extract_batch(provider, job, state, conversation, group, reads))
                 counts = write_batch(job=job, destination=destination, result=result, turns=turns, review=review)
                 # The state (and the conversation's summary) as the next batch reads it; saved once below.
                 state.last_processed_floor_no = turns[-1].floor_no
