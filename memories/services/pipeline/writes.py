@@ -39,7 +39,7 @@ from memories.models import (
 )
 from memories.recall.index import memory_entries_rebuild
 from memories.services.bulk_insert import insert_objects, insert_rows
-from memories.services.item_rules import normalize_fact_key
+from memories.services.item_rules import normalize_fact_key, resolve_statuses
 from memories.services.versioning import (
     content_fingerprint,
     lock_memory_items_where,
@@ -107,8 +107,8 @@ def _new_item(*, workspace, job: MemoryJob, scope: str, scope_id: str, type: str
 
 
 def _deprecate(*, workspace_id: str, snapshots: list[MemoryItem], now) -> None:
-    """One UPDATE for the batch's deprecations, each item pointed at its new
-    version (written by hand: the ORM spent longer compiling the CASE than
+    """One UPDATE for the batch's deprecations (all to the snapshots' one
+    status and lifecycle), each item pointed at its new version (written by hand: the ORM spent longer compiling the CASE than
     the database spent running it). The items are locked or were created in
     this transaction."""
     item = MemoryItem
@@ -122,7 +122,7 @@ def _deprecate(*, workspace_id: str, snapshots: list[MemoryItem], now) -> None:
             f"{version} = {version} + 1, {column(item, 'updated_at')} = %s, "
             f"{column(item, 'current_version_id')} = CASE {column(item, 'id')} {when} END "
             f"WHERE {column(item, 'workspace')} = %s AND {column(item, 'id')} IN ({marks})",
-            [Status.DEPRECATED, LifecycleStatus.DEPRECATED, updated_at,
+            [snapshots[0].status, snapshots[0].lifecycle_status, updated_at,
              *(value for item in snapshots for value in (item.pk, item.current_version_id)),
              workspace_id, *(item.pk for item in snapshots)],
         )
@@ -227,12 +227,14 @@ def write_batch(
     deprecated_ids = list(dict.fromkeys(deprecate))
     deprecated = [by_id.get(pk) or locked[pk] for pk in deprecated_ids]
     if deprecated:
-        # The state they take is the one the batch status service gives a
-        # `deprecated` status from active (see `item_rules.resolve_statuses`).
+        # The state a `deprecated` status takes from active, as every other
+        # status write decides it.
+        status, lifecycle = resolve_statuses(current_status=Status.ACTIVE, current_lifecycle=None,
+                                             status=Status.DEPRECATED, lifecycle=None, actor=actor)
         now = timezone.now()
         snapshots = [copy.copy(item) for item in deprecated]
         for item in snapshots:
-            item.status = item.lifecycle_status = Status.DEPRECATED
+            item.status, item.lifecycle_status = status, lifecycle
             item.version += 1
             item.updated_at = now
         versions += versions_build(items=snapshots, operation=VersionOperation.MODIFIED, actor=actor)
