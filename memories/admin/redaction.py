@@ -21,7 +21,6 @@ from memories.services.lineage import (
     memory_redact_and_replace_following_lineage,
     memory_version_redact_following_lineage,
     memory_versions_redact_following_lineage,
-    message_descendants,
     workspace_text_occurrences,
     workspace_text_redact,
 )
@@ -295,7 +294,6 @@ def redact_everywhere_view(modeladmin, request):
     shows where the text appears; the second, confirmed, clears it. Needs the
     redact permission and the change permission (live content is rewritten)."""
     from accounts.admin_scope import visible_workspaces
-    from conversations.selectors import messages_quoting
 
     if not (modeladmin.has_change_permission(request) and modeladmin.has_redact_permission(request)):
         raise PermissionDenied
@@ -326,19 +324,8 @@ def redact_everywhere_view(modeladmin, request):
                         messages.SUCCESS,
                     )
                 return HttpResponseRedirect(changelist)
-            occurrences = workspace_text_occurrences(workspace=workspace, text=text)
-            quoting = messages_quoting(workspace=workspace, text=text)
-            # Memories made from the quoting messages, found through lineage:
-            # they may hold the text reworded, where a search would miss it.
-            derived = set(occurrences.derived_ids)
-            by_conversation: dict[str, list[str]] = {}
-            for external_id, message_id, _content in quoting:
-                by_conversation.setdefault(external_id, []).append(message_id)
-            for external_id, message_ids in by_conversation.items():
-                derived.update(
-                    message_descendants(workspace=workspace, external_id=external_id, message_ids=message_ids)
-                )
-            derived -= set(occurrences.memory_ids)
+            occurrences = workspace_text_occurrences(workspace=workspace, text=text, messages=True)
+            derived = [*occurrences.derived_ids, *occurrences.message_derived_ids]
             items = list(
                 MemoryItem.objects.filter(pk__in=[*occurrences.memory_ids, *derived])
                 .only("pk", "type", "summary_tier", "content").order_by("pk")
@@ -349,7 +336,7 @@ def redact_everywhere_view(modeladmin, request):
                 "also": len(occurrences.memory_ids) + len(derived),
                 "versions": len(occurrences.version_ids),
                 "rolling": len(occurrences.rolling_states),
-                "messages": len(quoting),
+                "messages": len(occurrences.message_ids),
                 "rows": derived_rows(items),
             }
             data = form.cleaned_data.copy()

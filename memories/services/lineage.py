@@ -734,12 +734,20 @@ class TextOccurrences:
     version_ids: list[str]
     derived_ids: list[str]
     rolling_states: list[int]
+    # With `messages=True`: the messages quoting it, and the memories made
+    # from them not counted above (they may hold the text reworded, where a
+    # search would miss it).
+    message_ids: list[str] = field(default_factory=list)
+    message_derived_ids: list[str] = field(default_factory=list)
 
 
-def workspace_text_occurrences(*, workspace, text: str) -> TextOccurrences:
+def workspace_text_occurrences(*, workspace, text: str, messages: bool = False) -> TextOccurrences:
     """Where `text` is in a workspace's memories: live memories whose content
     holds it, versions (of any memory) that hold it, summaries compacted from
-    those memories, rolling summaries that quote it."""
+    those memories, rolling summaries that quote it; with `messages`, also
+    the messages quoting it and what was made from them (what a redaction
+    everywhere would clear, for its preview)."""
+    from conversations.selectors import messages_quoting
     from memories.models import MemoryVersion
 
     text = clean_redact_text(text)
@@ -755,7 +763,17 @@ def workspace_text_occurrences(*, workspace, text: str) -> TextOccurrences:
     states = list(
         ScopeState.objects.filter(workspace=workspace, rolling_summary__contains=text).values_list("pk", flat=True)
     )
-    return TextOccurrences(memory_ids, version_ids, derived, states)
+    found = TextOccurrences(memory_ids, version_ids, derived, states)
+    if messages:
+        by_conversation: dict[str, list[str]] = {}
+        for external_id, message_id, _content in messages_quoting(workspace=workspace, text=text):
+            by_conversation.setdefault(external_id, []).append(message_id)
+            found.message_ids.append(message_id)
+        made = set()
+        for external_id, message_ids in by_conversation.items():
+            made.update(message_descendants(workspace=workspace, external_id=external_id, message_ids=message_ids))
+        found.message_derived_ids = sorted(made - set(memory_ids) - set(derived))
+    return found
 
 
 def clean_redact_text(text: Any) -> str:
