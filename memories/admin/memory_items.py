@@ -113,7 +113,7 @@ class MemoryAdminBase(WorkspaceScopedAdmin, ContentFreeLogMixin, MemoryColumns, 
     changelist_title = "Memories"
 
     def changelist_view(self, request, extra_context=None):
-        can_redact_everywhere = self.has_change_permission(request) and self.has_redact_permission(request)
+        can_redact_everywhere = self.has_redact_everywhere_permission(request)
         return super().changelist_view(
             request,
             {"title": self.changelist_title, "can_redact_everywhere": can_redact_everywhere, **(extra_context or {})},
@@ -124,6 +124,10 @@ class MemoryAdminBase(WorkspaceScopedAdmin, ContentFreeLogMixin, MemoryColumns, 
 
     def has_redact_permission(self, request) -> bool:
         return request.user.has_perm(REDACT_PERMISSION)
+
+    def has_redact_everywhere_permission(self, request) -> bool:
+        # Live content is rewritten too: the change permission as well.
+        return self.has_change_permission(request) and self.has_redact_permission(request)
 
     def get_actions(self, request):
         actions = super().get_actions(request)

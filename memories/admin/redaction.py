@@ -295,7 +295,7 @@ def redact_everywhere_view(modeladmin, request):
     redact permission and the change permission (live content is rewritten)."""
     from accounts.admin_scope import visible_workspaces
 
-    if not (modeladmin.has_change_permission(request) and modeladmin.has_redact_permission(request)):
+    if not modeladmin.has_redact_everywhere_permission(request):
         raise PermissionDenied
     workspaces = visible_workspaces(request).order_by("name")
     changelist = reverse(f"admin:memories_{modeladmin.opts.model_name}_changelist")
