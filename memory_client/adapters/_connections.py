@@ -2,7 +2,9 @@
 
 An `httpx.AsyncClient` belongs to the event loop it first ran on, so async
 calls get one client per running loop (frameworks and test runners may run
-each session on a fresh loop).
+each session on a fresh loop). A loop's client is closed when the loop shuts
+down its async generators (`asyncio.run` and `asyncio.Runner` do as they
+finish), so connections do not outlive the loop that opened them.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import weakref
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import httpx
@@ -17,12 +20,24 @@ import httpx
 from memory_client._transport import Call, RetryPolicy, run_async, run_sync
 
 
+async def _close_at_loop_shutdown(client: httpx.AsyncClient) -> AsyncGenerator[None, None]:
+    # Started once and left suspended: the loop's shutdown_asyncgens() closes
+    # it, which runs the finally on the loop that owns the client.
+    try:
+        yield
+    finally:
+        await client.aclose()
+
+
 class Connections:
     def __init__(self, config: Any):
         self.config = config
         self.policy = RetryPolicy(max_retries=config.max_retries)
         self._sync: httpx.Client | None = None
-        self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
+        # loop -> (its client, the generator that closes it with the loop)
+        self._async: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[httpx.AsyncClient, AsyncGenerator[None, None]]
+        ] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
     def sync(self) -> httpx.Client:
@@ -31,20 +46,29 @@ class Connections:
                 self._sync = self.config.sync_http()
             return self._sync
 
-    def aclient(self) -> httpx.AsyncClient:
+    async def aclient(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
         with self._lock:
-            client = self._async.get(loop)
-            if client is None:
-                client = self.config.async_http()
-                self._async[loop] = client
-            return client
+            held = self._async.get(loop)
+            if held is not None:
+                return held[0]
+            client = self.config.async_http()
+            closer = _close_at_loop_shutdown(client)
+            self._async[loop] = (client, closer)
+        await closer.__anext__()
+        return client
 
     def run(self, call: Call) -> Any:
         return run_sync(self.sync(), call, self.policy)
 
     async def arun(self, call: Call) -> Any:
-        return await run_async(self.aclient(), call, self.policy)
+        return await run_async(await self.aclient(), call, self.policy)
+
+    async def aclose(self) -> None:
+        """Close this loop's client now (other loops' close as they shut down)."""
+        held = self._async.pop(asyncio.get_running_loop(), None)
+        if held is not None:
+            await held[1].aclose()
 
     def close(self) -> None:
         if self._sync is not None:

@@ -51,5 +51,9 @@ class MemoryOpenAISession:
     async def clear_session(self) -> None:
         await self._conn.arun(Call("DELETE", self._path, parse=nothing))
 
+    async def aclose(self) -> None:
+        """Close the connection this event loop uses (it is closed anyway when the loop finishes)."""
+        await self._conn.aclose()
+
     def close(self) -> None:
         self._conn.close()

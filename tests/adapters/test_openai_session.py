@@ -3,6 +3,8 @@ semantics), against the live server, plus `Runner.run` end to end."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from agents import Agent, RunConfig, Runner, SessionSettings, SQLiteSession, function_tool
 from agents.testing import ScriptedModel, assistant_message, function_call
@@ -86,6 +88,22 @@ async def test_a_batch_is_atomic(client):
     with pytest.raises(MemoryValidationError):
         await session.add_items([{"role": "user", "content": "ok"}, "not an item"])
     assert await session.get_items() == _msgs(2)
+
+
+def test_each_event_loop_connection_closes_with_its_loop(client):
+    """A session used from several `asyncio.run`s opens a connection per loop
+    and closes each as its loop finishes: none is left open behind it."""
+    session = client.openai_session("s-loops")
+
+    async def turn():
+        await session.add_items(_msgs(1))
+        assert await session.get_items()
+        return await session._conn.aclient()
+
+    first, second = asyncio.run(turn()), asyncio.run(turn())
+    assert first is not second
+    assert first.is_closed and second.is_closed
+    assert asyncio.run(session.get_items()) == _msgs(1) * 2
 
 
 async def test_items_are_messages_of_a_conversation(client):
