@@ -59,7 +59,7 @@ from conversations.services.validation import (
     validate_role,
     validate_user_id,
 )
-from memory_project.db import array_type, column, fetch_one, insert_rows, table
+from memory_project.db import column, fetch_one, insert_rows, json_records, json_recordset, table
 from memory_project.errors import ConflictError, NotFoundError, QuotaExceededError, ValidationError
 
 # A batch append is one INSERT and one commit; 100 messages of ordinary size
@@ -225,13 +225,10 @@ def _quota_error(*, workspace: Workspace, external_id: str, count: int) -> Quota
 @functools.cache
 def _append_statement_parts() -> tuple[str, list[Any]]:
     """The one-statement append's SQL (PostgreSQL's) and the message fields it
-    takes an array of: written once per process from model metadata."""
+    takes as JSON records: written once per process from model metadata."""
     conv, br, msg = Conversation, Branch, Message
     fields = [f for f in msg._meta.concrete_fields if f.name not in ("workspace", "conversation", "branch", "floor_no")]
-    # One array per column (unnest ... WITH ORDINALITY numbers the rows): the
-    # statement's text is the same for 1 message or 100, so it is prepared
-    # once.
-    arrays = ", ".join(f"%s::{array_type(f)}" for f in fields)
+    # The rows travel as one JSON parameter, numbered by WITH ORDINALITY.
     names = ", ".join(f"v_{f.column}" for f in fields)
     returning = ", ".join(
         f"{table(br)}.{column(br, name)}"
@@ -253,7 +250,7 @@ def _append_statement_parts() -> tuple[str, list[Any]]:
         f"ins AS (INSERT INTO {table(msg)} ({column(msg, 'workspace')}, {column(msg, 'conversation')}, "
         f"{column(msg, 'branch')}, {column(msg, 'floor_no')}, {', '.join(connection.ops.quote_name(f.column) for f in fields)}) "
         f"SELECT %s, br.{column(br, 'conversation')}, br.{column(br, 'id')}, br.{column(br, 'next_floor_no')} - %s - 1 + v_n, "
-        f"{names} FROM br CROSS JOIN unnest({arrays}) WITH ORDINALITY AS v ({names}, v_n)) "
+        f"{names} FROM br CROSS JOIN {json_recordset(fields, ordinality=True)}) "
         "SELECT * FROM br"
     )
     return sql, fields
@@ -277,7 +274,7 @@ def _append_statement(
         count, tokens, branch_name,  # br
         workspace.pk, count,  # ins
     ]
-    params.extend([f.get_db_prep_save(getattr(row, f.attname), connection) for row in rows] for f in fields)
+    params.append(json_records(fields, ([getattr(row, f.attname) for f in fields] for row in rows)))
     row = fetch_one(sql, params, prepared=True)
     if row is None:
         return None

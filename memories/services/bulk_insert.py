@@ -16,7 +16,7 @@ time (as consecutive `pre_save` calls did).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -25,7 +25,7 @@ from django.db import connection, models
 from django.db.models.constants import OnConflict
 from django.utils import timezone
 
-from memory_project.db import array_type, server_binding_cursor
+from memory_project.db import json_records, json_recordset, server_binding_cursor
 
 # Column types whose stored form is not the Python value itself.
 _PREPARED_TYPES = frozenset({"JSONField", "DateTimeField", "DateField", "TimeField", "BinaryField", "DecimalField"})
@@ -38,6 +38,7 @@ def _auto_time(field: models.Field) -> bool:
 @dataclass(frozen=True)
 class _Statement:
     sql: str
+    fields: tuple[models.Field, ...]  # the columns, automatic time columns last
     timed: int  # automatic time columns appended to each row
     prepare: tuple[Callable | None, ...]
 
@@ -55,41 +56,43 @@ def _statement(model: type[models.Model], columns: tuple[str, ...], ignore_confl
             f"{connection.ops.quote_name(model._meta.db_table)} ({names}) ")
     tail = connection.ops.on_conflict_suffix_sql(fields, on_conflict, None, None)
     if vendor == "postgresql":
-        # One array per column: the statement stays short whatever the number
-        # of rows (a VALUES list of hundreds of placeholders cost more to build
-        # and parse than the rows cost to store).
-        sql = f"{head}SELECT * FROM unnest({', '.join(f'%s::{array_type(field)}' for field in every)}) {tail}"
+        # The rows as one JSON parameter: the statement stays short whatever
+        # the number of rows (a VALUES list of hundreds of placeholders cost
+        # more to build and parse than the rows cost to store).
+        sql = f"{head}SELECT * FROM {json_recordset(every)} {tail}"
     else:
         sql = f"{head}VALUES ({', '.join(['%s'] * len(every))}) {tail}"
     prepare = tuple(field.get_db_prep_save if field.get_internal_type() in _PREPARED_TYPES else None
                     for field in every)
-    return _Statement(sql=sql, timed=len(timed), prepare=prepare)
+    return _Statement(sql=sql, fields=tuple(every), timed=len(timed), prepare=prepare)
 
 
-def insert_rows(model: type[models.Model], columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
+def insert_rows(model: type[models.Model], columns: Sequence[str], rows: Sequence[Sequence[Any]], *,
                 ignore_conflicts: bool = False) -> int:
     """INSERT `rows` (tuples in `columns` order, attribute names such as
     `workspace_id`) into `model`'s table; automatic time columns not named are
     filled. Call inside the writing transaction. Returns the number of rows sent."""
     statement = _statement(model, tuple(columns), ignore_conflicts, connection.vendor)
-    prepared = [(position, prep) for position, prep in enumerate(statement.prepare) if prep is not None]
     now = timezone.now()
+    timed = [[now + timedelta(microseconds=index)] * statement.timed for index in range(len(rows))] \
+        if statement.timed else None
+    if connection.vendor == "postgresql":
+        if not rows:
+            return 0
+        values = (row if timed is None else [*row, *timed[index]] for index, row in enumerate(rows))
+        with server_binding_cursor() as cursor:
+            cursor.execute(statement.sql, [json_records(statement.fields, values)])
+        return len(rows)
+    prepared = [(position, prep) for position, prep in enumerate(statement.prepare) if prep is not None]
     params: list[list[Any]] = []
     for index, row in enumerate(rows):
-        values = [*row, *([now + timedelta(microseconds=index)] * statement.timed)]
+        values = [*row, *timed[index]] if timed is not None else list(row)
         for position, prep in prepared:
             if values[position] is not None:
                 values[position] = prep(values[position], connection)
         params.append(values)
     if not params:
         return 0
-    if connection.vendor == "postgresql":
-        # Values as parameters, the arrays in binary: the connection's own
-        # (client-side binding) cursor writes each array out as an escaped
-        # literal in Python, which cost more than the rows' storing.
-        with server_binding_cursor() as cursor:
-            cursor.execute(statement.sql, [list(column) for column in zip(*params, strict=True)])
-        return len(params)
     # One prepared statement that SQLite runs per row (no limit of 999
     # parameters to chunk around).
     with connection.cursor() as cursor:
@@ -113,5 +116,5 @@ def insert_objects(objects: Sequence[models.Model], *, ignore_conflicts: bool = 
         for field in timed:
             setattr(obj, field.attname, moment)
     columns = [field.attname for field in fields]
-    return insert_rows(model, columns, ([getattr(obj, name) for name in columns] for obj in objects),
+    return insert_rows(model, columns, [[getattr(obj, name) for name in columns] for obj in objects],
                        ignore_conflicts=ignore_conflicts)
