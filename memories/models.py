@@ -91,7 +91,10 @@ class MemoryStore(models.Model):
 
 class MemoryItem(models.Model):
     id = models.CharField(primary_key=True, max_length=40, default=new_memory_id, editable=False)
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memory_items")
+    # Foreign keys without an index of their own where a composite index
+    # (or the unique constraint) already leads with the column: every index is
+    # paid again on each of the pipeline's inserts.
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memory_items", db_index=False)
     scope = models.CharField(max_length=16, choices=Scope.choices)
     # For branch scope: JSON.stringify([conversation_id, branch_name]); for store
     # scope: the store id; for chat: the conversation id; for floor: a message id.
@@ -106,7 +109,8 @@ class MemoryItem(models.Model):
     confidence = models.FloatField(default=1.0)
     source_floor_id = models.CharField(max_length=64, null=True, blank=True)
     source_message_id = models.CharField(max_length=64, null=True, blank=True)
-    source_job = models.ForeignKey("MemoryJob", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    source_job = models.ForeignKey("MemoryJob", on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+                                   db_index=False)
     # Exact provenance of a derived memory: every message id it was made from
     # (and, for a macro summary, the memory ids it compacts). Lineage erasure
     # follows these, so nothing is credited to "the last message of a batch".
@@ -120,7 +124,8 @@ class MemoryItem(models.Model):
     coverage_end_floor_no = models.PositiveIntegerField(null=True, blank=True)
     derived_from_count = models.PositiveIntegerField(null=True, blank=True)
     # Store documents (scope "store", type "document").
-    store = models.ForeignKey(MemoryStore, on_delete=models.CASCADE, null=True, blank=True, related_name="memories")
+    store = models.ForeignKey(MemoryStore, on_delete=models.CASCADE, null=True, blank=True, related_name="memories",
+                              db_index=False)
     path = models.CharField(max_length=1024, null=True, blank=True)
     # Optimistic concurrency: bumped on every modification.
     version = models.PositiveIntegerField(default=1)
@@ -150,8 +155,10 @@ class MemoryItem(models.Model):
             models.Index(fields=["workspace", "importance"], name="mem_ws_importance"),
             models.Index(fields=["workspace", "fact_key"], name="mem_ws_fact_key"),
             models.Index(fields=["workspace", "lifecycle_status", "created_at"], name="mem_ws_lifecycle"),
-            models.Index(fields=["store", "path"], name="mem_store_path"),
             models.Index(fields=["expires_at"], name="mem_expires_at"),
+            # A job's deletion clears its items' source_job (and PostgreSQL's
+            # LIKE twin of a foreign-key index is never used here).
+            models.Index(fields=["source_job"], name="mem_source_job"),
         ]
 
     def __str__(self) -> str:
@@ -174,9 +181,11 @@ class MemoryVersion(ActorFields):
     """
 
     id = models.CharField(primary_key=True, max_length=40, default=new_memory_version_id, editable=False)
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
-    memory_id = models.CharField(max_length=40, db_index=True)
-    store = models.ForeignKey(MemoryStore, on_delete=models.CASCADE, null=True, blank=True, related_name="versions")
+    # Indexed by the composite indexes of Meta (see MemoryItem).
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+", db_index=False)
+    memory_id = models.CharField(max_length=40)
+    store = models.ForeignKey(MemoryStore, on_delete=models.CASCADE, null=True, blank=True, related_name="versions",
+                              db_index=False)
     operation = models.CharField(max_length=16, choices=VersionOperation.choices)
     version = models.PositiveIntegerField()
     content = models.TextField(null=True, blank=True)
@@ -203,6 +212,7 @@ class MemoryVersion(ActorFields):
             models.Index(fields=["workspace", "memory_id", "created_at"], name="memver_ws_memory"),
             models.Index(fields=["store", "created_at", "id"], name="memver_store_created"),
             models.Index(fields=["operation", "created_at"], name="memver_op_created"),
+            models.Index(fields=["memory_id"], name="memver_memory"),
         ]
 
     def __str__(self) -> str:
@@ -220,9 +230,10 @@ class Relation(models.TextChoices):
 
 class MemoryEdge(models.Model):
     id = models.CharField(primary_key=True, max_length=40, default=new_edge_id, editable=False)
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
-    from_item = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, related_name="outgoing_edges")
-    to_item = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, related_name="incoming_edges")
+    # Indexed by edge_ws_created, uniq_memory_edge and edge_to_item (see MemoryItem).
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+", db_index=False)
+    from_item = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, related_name="outgoing_edges", db_index=False)
+    to_item = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, related_name="incoming_edges", db_index=False)
     relation = models.CharField(max_length=16, choices=Relation.choices)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -230,7 +241,10 @@ class MemoryEdge(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["from_item", "to_item", "relation"], name="uniq_memory_edge"),
         ]
-        indexes = [models.Index(fields=["workspace", "created_at"], name="edge_ws_created")]
+        indexes = [
+            models.Index(fields=["workspace", "created_at"], name="edge_ws_created"),
+            models.Index(fields=["to_item"], name="edge_to_item"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.from_item_id} {self.relation} {self.to_item_id}"
@@ -365,10 +379,12 @@ class RecallEntry(models.Model):
     """
 
     id = models.BigAutoField(primary_key=True)
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    # Indexed by recall_ws_scope and recall_memory (see MemoryItem).
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+", db_index=False)
     kind = models.CharField(max_length=8, choices=RecallKind.choices)
     scope_token = models.CharField(max_length=48)
-    memory = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    memory = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, null=True, blank=True, related_name="+",
+                               db_index=False)
     conversation = models.ForeignKey(
         "conversations.Conversation", on_delete=models.CASCADE, null=True, blank=True, related_name="+"
     )
