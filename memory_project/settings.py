@@ -130,9 +130,14 @@ if EMBEDDED:
                 # pages until they are reused; erasure (redaction, lineage)
                 # must leave nothing in the file, so deleted content is
                 # overwritten with zeros as it is deleted.
+                # cache_size: SQLite's own page cache, per connection (kept
+                # open, so it stays warm), 64 MiB instead of about 2: the b-tree
+                # pages of the tables' indexes and full-text indexes a write
+                # walks stay in memory between statements (an extraction of
+                # 2,000 floors ran 1.3-1.6x faster on a 130,000-message file).
                 "init_command": (
                     "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA journal_size_limit=67108864; "
-                    "PRAGMA secure_delete=ON;"
+                    "PRAGMA secure_delete=ON; PRAGMA cache_size=-65536;"
                 ),
             },
             # Opening a connection per request cost a fifth of a read, and
