@@ -1,9 +1,10 @@
-"""SQL the ORM does not write for the hot paths: one multi-row INSERT, and
-UPDATE ... RETURNING (both SQLite >= 3.35 and PostgreSQL have it), and a
-cursor that runs the hot statements prepared on PostgreSQL.
+"""SQL the ORM does not write for the hot paths: multi-row INSERTs (with
+ON CONFLICT), UPDATE ... RETURNING (both SQLite >= 3.35 and PostgreSQL have
+it), and a cursor that runs the hot statements prepared on PostgreSQL.
 
-Values go through each field's own `get_db_prep_save`, so JSON, datetimes and
-binary columns are stored exactly as the ORM would store them.
+Inserted values are stored exactly as the ORM would store them: on
+PostgreSQL in the text form each column's type reads (`json_records`), on
+SQLite through each field's own `get_db_prep_save`.
 """
 
 # SQL here is built from model metadata (table and column names, quoted by the
@@ -11,24 +12,19 @@ binary columns are stored exactly as the ORM would store them.
 # ruff: noqa: S608
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, models
-
-# Bind parameters per statement: PostgreSQL's protocol allows 65,535; SQLite
-# since 3.32 allows 32,766 (Django assumes the old 999, which would split a
-# batch of 100 messages into two INSERTs).
-MAX_PARAMS = {"postgresql": 65_535, "sqlite": 32_766}
-
-
-def _params_cap() -> int:
-    return MAX_PARAMS.get(connection.vendor, 999)
+from django.db import connection, models, transaction
+from django.db.models.constants import OnConflict
+from django.utils import timezone
 
 
 def table(model: type[models.Model]) -> str:
@@ -37,50 +33,6 @@ def table(model: type[models.Model]) -> str:
 
 def column(model: type[models.Model], name: str) -> str:
     return connection.ops.quote_name(model._meta.get_field(name).column)
-
-
-def insert_rows(
-    objs: Sequence[models.Model],
-    *,
-    on_conflict: Sequence[str] | None = None,
-    update: Sequence[str] = (),
-    update_where: str = "",
-) -> int:
-    """INSERT `objs` (all of one model, primary keys set or auto) in as few
-    statements as the parameter cap allows: one for any batch the API accepts.
-
-    Fields with a Python default or `auto_now_add` must already be set on the
-    objects (`Model()` fills defaults; set timestamps explicitly). With
-    `on_conflict` (the fields of a unique constraint) a colliding row is
-    skipped, or, with `update`, overwrites those fields of the stored row
-    (where `update_where` holds, an SQL condition that may name `excluded.`).
-    Returns the rows sent.
-    """
-    if not objs:
-        return 0
-    model = type(objs[0])
-    fields = [f for f in model._meta.concrete_fields if not (f.primary_key and isinstance(f, models.AutoField))]
-    per_row = len(fields)
-    rows_per_statement = max(1, _params_cap() // per_row)
-    names = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    suffix = ""
-    if on_conflict:
-        target = ", ".join(column(model, name) for name in on_conflict)
-        if update:
-            sets = ", ".join(f"{column(model, name)} = excluded.{column(model, name)}" for name in update)
-            suffix = f" ON CONFLICT ({target}) DO UPDATE SET {sets}" + (f" WHERE {update_where}" if update_where else "")
-        else:
-            suffix = f" ON CONFLICT ({target}) DO NOTHING"
-    placeholder = "(" + ", ".join(["%s"] * per_row) + ")"
-    with connection.cursor() as cursor:
-        for start in range(0, len(objs), rows_per_statement):
-            chunk = objs[start : start + rows_per_statement]
-            params: list[Any] = []
-            for obj in chunk:
-                params.extend(f.get_db_prep_save(getattr(obj, f.attname), connection) for f in fields)
-            sql = f"INSERT INTO {table(model)} ({names}) VALUES {', '.join([placeholder] * len(chunk))}{suffix}"
-            cursor.execute(sql, params)
-    return len(objs)
 
 
 _TYPE_MODIFIER_RE = re.compile(r"\(\d+(?:,\s*\d+)?\)")
@@ -141,6 +93,150 @@ def _record_encoder(field: models.Field) -> Any:
     return _RECORD_ENCODERS.get(field.get_internal_type())
 
 
+# Bind parameters per statement SQLite allows since 3.32 (Django assumes the
+# old 999, which would split a batch of 100 messages into two INSERTs).
+SQLITE_MAX_PARAMS = 32_766
+# Where a SQLite INSERT's VALUES rows go (their number varies per call).
+_ROWS = "<rows>"
+
+# Column types whose SQLite form is not the Python value itself.
+_PREPARED_TYPES = frozenset({"JSONField", "DateTimeField", "DateField", "TimeField", "BinaryField", "DecimalField"})
+
+
+def _auto_time(field: models.Field) -> bool:
+    return bool(getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False))
+
+
+@dataclass(frozen=True)
+class _Insert:
+    sql: str
+    fields: tuple[models.Field, ...]  # the columns, automatic time columns not named last
+    timed: int  # automatic time columns filled for each row
+    prepare: tuple[Callable | None, ...]  # SQLite: the fields' get_db_prep_save where needed
+
+
+@functools.lru_cache(maxsize=128)
+def _insert(model: type[models.Model], columns: tuple[str, ...], on_conflict: tuple[str, ...],
+            update: tuple[str, ...], update_where: str, ignore_conflicts: bool, vendor: str) -> _Insert:
+    """The INSERT for these columns and conflict handling, built once per
+    process (the hot paths write the same few shapes again and again)."""
+    fields = [model._meta.get_field(name) for name in columns]
+    timed = [field for field in model._meta.concrete_fields if _auto_time(field) and field.attname not in columns]
+    every = [*fields, *timed]
+    names = ", ".join(connection.ops.quote_name(field.column) for field in every)
+    if on_conflict:
+        target = ", ".join(column(model, name) for name in on_conflict)
+        if update:
+            sets = ", ".join(f"{column(model, name)} = excluded.{column(model, name)}" for name in update)
+            tail = f"ON CONFLICT ({target}) DO UPDATE SET {sets}" + (f" WHERE {update_where}" if update_where else "")
+        else:
+            tail = f"ON CONFLICT ({target}) DO NOTHING"
+        head = f"INSERT INTO {table(model)} ({names}) "
+    else:
+        ignore = OnConflict.IGNORE if ignore_conflicts else None
+        head = f"{connection.ops.insert_statement(on_conflict=ignore)} {table(model)} ({names}) "
+        tail = connection.ops.on_conflict_suffix_sql(fields, ignore, None, None)
+    if vendor == "postgresql":
+        # The rows as one JSON parameter: the statement stays short whatever
+        # the number of rows (a VALUES list of hundreds of placeholders cost
+        # more to build and parse than the rows cost to store).
+        sql = f"{head}SELECT * FROM {json_recordset(every)} {tail}"
+    else:
+        # Multi-row VALUES, as many rows to a statement as the parameter cap allows.
+        sql = f"{head}VALUES {_ROWS} {tail}"
+    prepare = tuple(field.get_db_prep_save if field.get_internal_type() in _PREPARED_TYPES else None
+                    for field in every)
+    return _Insert(sql=sql, fields=tuple(every), timed=len(timed), prepare=prepare)
+
+
+def insert_rows(
+    model: type[models.Model],
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    on_conflict: Sequence[str] = (),
+    update: Sequence[str] = (),
+    update_where: str = "",
+    ignore_conflicts: bool = False,
+) -> int:
+    """INSERT `rows` (tuples in `columns` order, attribute names such as
+    `workspace_id`) into `model`'s table in one statement (on SQLite, one per
+    `SQLITE_MAX_PARAMS` values). Automatic time
+    columns not named get the time of the call plus the row's position in
+    microseconds, so rows keep their list order when sorted by time (as
+    consecutive `pre_save` calls did). Fields with another default must be
+    named.
+
+    With `on_conflict` (the fields of a unique constraint) a colliding row is
+    skipped or, with `update`, overwrites those fields of the stored row
+    (where `update_where` holds, an SQL condition that may name `excluded.`);
+    `ignore_conflicts` skips a row colliding with any constraint. Returns the
+    number of rows sent."""
+    if not rows:
+        return 0
+    statement = _insert(model, tuple(columns), tuple(on_conflict), tuple(update), update_where, ignore_conflicts,
+                        connection.vendor)
+    now = timezone.now()
+
+    def values(index: int, row: Sequence[Any]) -> list[Any]:
+        if not statement.timed:
+            return list(row)
+        return [*row, *([now + timedelta(microseconds=index)] * statement.timed)]
+
+    if connection.vendor == "postgresql":
+        with server_binding_cursor() as cursor:
+            cursor.execute(statement.sql, [json_records(statement.fields, (values(i, row) for i, row in enumerate(rows)))])
+        return len(rows)
+    prepared = [(position, prep) for position, prep in enumerate(statement.prepare) if prep is not None]
+    per_row = len(statement.fields)
+    rows_per_statement = max(1, SQLITE_MAX_PARAMS // per_row)
+    placeholder = "(" + ", ".join(["%s"] * per_row) + ")"
+    # More rows than one statement takes: all or none, as one statement would be.
+    atomic = transaction.atomic() if len(rows) > rows_per_statement else contextlib.nullcontext()
+    with atomic, connection.cursor() as cursor:
+        for start in range(0, len(rows), rows_per_statement):
+            chunk = rows[start:start + rows_per_statement]
+            params: list[Any] = []
+            for index, row in enumerate(chunk, start):
+                row_values = values(index, row)
+                for position, prep in prepared:
+                    if row_values[position] is not None:
+                        row_values[position] = prep(row_values[position], connection)
+                params.extend(row_values)
+            cursor.execute(statement.sql.replace(_ROWS, ", ".join([placeholder] * len(chunk))), params)
+    return len(rows)
+
+
+def insert_objects(
+    objects: Sequence[models.Model],
+    *,
+    on_conflict: Sequence[str] = (),
+    update: Sequence[str] = (),
+    update_where: str = "",
+    ignore_conflicts: bool = False,
+) -> int:
+    """`bulk_create` for model instances (all of one model) whose primary
+    keys are set or automatic: every concrete column in one INSERT, with
+    `insert_rows`'s conflict handling. Automatic time columns left empty are
+    set on the objects as `insert_rows` fills them; ones already set are kept."""
+    if not objects:
+        return 0
+    model = type(objects[0])
+    fields = [field for field in model._meta.concrete_fields
+              if not (field.primary_key and isinstance(field, models.AutoField) and objects[0].pk is None)]
+    timed = [field for field in fields if _auto_time(field)]
+    if timed:
+        now = timezone.now()
+        for index, obj in enumerate(objects):
+            for field in timed:
+                if getattr(obj, field.attname) is None:
+                    setattr(obj, field.attname, now + timedelta(microseconds=index))
+    columns = [field.attname for field in fields]
+    return insert_rows(model, columns, [[getattr(obj, name) for name in columns] for obj in objects],
+                       on_conflict=on_conflict, update=update, update_where=update_where,
+                       ignore_conflicts=ignore_conflicts)
+
+
 def json_column(value: Any) -> Any:
     """A JSON column's value as a hand-written statement reads it: Django has
     both databases answer JSON as text (its field decodes it), so decode here
@@ -154,7 +250,7 @@ def fetch_one(sql: str, params: Iterable[Any], *, prepared: bool = False) -> tup
         return cursor.fetchone()
 
 
-@contextmanager
+@contextlib.contextmanager
 def prepared_cursor() -> Iterator[Any]:
     """A cursor whose statements PostgreSQL plans once per connection and then
     only runs: for the few hot statements whose planning cost more than their
@@ -169,7 +265,7 @@ def prepared_cursor() -> Iterator[Any]:
         yield cursor
 
 
-@contextmanager
+@contextlib.contextmanager
 def server_binding_cursor(*, prepare: bool = False) -> Iterator[Any]:
     """PostgreSQL: a cursor that sends values as parameters (arrays in binary,
     no escaped literals written out in Python), wrapped as Django wraps its

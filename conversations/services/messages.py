@@ -59,7 +59,7 @@ from conversations.services.validation import (
     validate_role,
     validate_user_id,
 )
-from memory_project.db import column, fetch_one, insert_rows, json_records, json_recordset, table
+from memory_project.db import column, fetch_one, insert_objects, json_records, json_recordset, table
 from memory_project.errors import ConflictError, NotFoundError, QuotaExceededError, ValidationError
 
 # A batch append is one INSERT and one commit; 100 messages of ordinary size
@@ -315,7 +315,7 @@ def _append_transaction(
         _number(rows, conversation_id=conversation_id, counters=counters)
         # The row lock makes the floors unique; only an idempotency key
         # committed meanwhile by another conversation's append can collide.
-        insert_rows(rows)
+        insert_objects(rows)
         _announce(workspace=workspace, external_id=external_id, branch_name=branch_name, rows=rows, tokens=tokens,
                   conversation_id=conversation_id, counters=counters)
     return conversation_id, counters

@@ -38,7 +38,7 @@ from memories.fts5 import fts5_drop, fts5_ensure, fts5_optimize
 from memories.llm.tokens import content_text, count_tokens
 from memories.models import MemoryItem, MemoryType, RecallEntry, RecallKind, Scope, SummaryTier
 from memories.recall.analysis import analyze, terms_text
-from memories.services.bulk_insert import insert_rows
+from memory_project.db import insert_rows
 
 ENTRY_TABLE = "memories_recallentry"
 FTS_TABLE = "memories_recallentry_fts"

@@ -19,8 +19,8 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from memories.models import LifecycleStatus, MemoryItem, MemoryVersion, VersionOperation
-from memories.services.bulk_insert import insert_objects
 from memories.services.redaction import redaction_scrub
+from memory_project.db import insert_objects
 from memory_project.errors import ConflictError, NotFoundError
 from memory_project.ids import new_memory_version_id
 

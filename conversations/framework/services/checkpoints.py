@@ -23,7 +23,7 @@ from accounts.models import Workspace
 from conversations.framework.services.common import clean_list, clean_text, contains_nul
 from conversations.models import Checkpoint, CheckpointWrite, Conversation, FrameworkSource
 from conversations.services import conversation_delete, conversation_get_or_create, validate_conversation_id
-from memory_project.db import column, fetch_one, insert_rows, prepared_cursor, table
+from memory_project.db import column, fetch_one, insert_objects, prepared_cursor, table
 from memory_project.errors import ValidationError
 
 MAX_NS_BYTES = 512
@@ -186,7 +186,7 @@ def checkpoint_writes_put(
             conversation_id = _thread(workspace=workspace, thread_id=thread_id).pk
         for row in rows:
             row.conversation_id = conversation_id
-        insert_rows(
+        insert_objects(
             rows,
             on_conflict=_WRITE_KEY,
             update=_WRITE_UPDATED,

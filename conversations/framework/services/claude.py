@@ -25,7 +25,7 @@ from conversations.services import (
     messages_append,
     new_message,
 )
-from memory_project.db import insert_rows
+from memory_project.db import insert_objects
 from memory_project.errors import ConflictError, PreconditionFailedError, ValidationError
 
 MAX_PROJECT_KEY_BYTES = 1024
@@ -263,7 +263,7 @@ def session_entries_append(
             ).messages
             for row, message in zip(mirrored_rows, appended, strict=True):
                 row.message = message
-        insert_rows(rows)
+        insert_objects(rows)
         fields = []
         if not key.subpath:
             session.mtime_ms = mtime

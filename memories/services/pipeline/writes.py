@@ -38,7 +38,6 @@ from memories.models import (
     VersionOperation,
 )
 from memories.recall.index import memory_entries_rebuild
-from memories.services.bulk_insert import insert_objects, insert_rows
 from memories.services.item_rules import normalize_fact_key, resolve_statuses
 from memories.services.versioning import (
     content_fingerprint,
@@ -46,7 +45,7 @@ from memories.services.versioning import (
     version_preassign,
     versions_build,
 )
-from memory_project.db import column, table
+from memory_project.db import column, insert_objects, insert_rows, table
 from memory_project.ids import new_edge_id
 
 MICRO_IMPORTANCE = 0.5
