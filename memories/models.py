@@ -155,7 +155,8 @@ class MemoryItem(models.Model):
             models.Index(fields=["workspace", "importance"], name="mem_ws_importance"),
             models.Index(fields=["workspace", "fact_key"], name="mem_ws_fact_key"),
             models.Index(fields=["workspace", "lifecycle_status", "created_at"], name="mem_ws_lifecycle"),
-            models.Index(fields=["expires_at"], name="mem_expires_at"),
+            # Only the memories that expire (most never do): the expiry sweep's range.
+            models.Index(fields=["expires_at"], name="mem_expires_at", condition=Q(expires_at__isnull=False)),
             # A job's deletion clears its items' source_job (and PostgreSQL's
             # LIKE twin of a foreign-key index is never used here).
             models.Index(fields=["source_job"], name="mem_source_job"),
