@@ -30,6 +30,8 @@ from django.core.cache.backends.redis import RedisCacheClient as DjangoRedisCach
 
 # Expired rows are swept by a write now and then rather than on every write.
 CULL_EVERY_WRITES = 1000
+# No value is cached for longer than this (API keys: minutes; rate windows: a day).
+_LONGEST_TIMEOUT_SECONDS = 366 * 86400
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS cache "
@@ -56,12 +58,19 @@ class SQLiteCache(BaseCache):
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=OFF")
             conn.execute(_SCHEMA)
+            # Rows an earlier version stored with a timeout counted twice
+            # (expiring decades from now) would never be read again from the
+            # database: dropped, as any expired row is.
+            conn.execute("DELETE FROM cache WHERE expires > ? AND expires < ?",
+                         (time.time() + _LONGEST_TIMEOUT_SECONDS, float("inf")))
             self._local.conn, self._local.pid = conn, os.getpid()
         return conn
 
     def _expiry(self, timeout: Any) -> float:
-        timeout = self.get_backend_timeout(timeout)
-        return float("inf") if timeout is None else time.time() + timeout
+        # Django's get_backend_timeout already answers the moment of expiry
+        # (now + timeout), or None for "never".
+        expires = self.get_backend_timeout(timeout)
+        return float("inf") if expires is None else expires
 
     @staticmethod
     def _dump(value: Any) -> Any:
