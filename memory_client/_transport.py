@@ -4,6 +4,7 @@ call (`Call`), one retry policy, one error mapping."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import time
 import uuid
@@ -75,6 +76,26 @@ class Call:
         return out
 
 
+def call_url(client: httpx.Client | httpx.AsyncClient, call: Call) -> httpx.URL:
+    """The call's absolute URL. Parsed once per base URL, path and query and
+    then reused: an adapter calls the same few URLs (a session's items, a
+    thread's checkpoints) turn after turn, and httpx parsed and merged the
+    URL again on every call, a fifth of the call's client-side time."""
+    query = call.query()
+    try:
+        key = tuple((name, tuple(value) if isinstance(value, list) else value) for name, value in (query or {}).items())
+        return _absolute_url(str(client.base_url), call.path, key)
+    except TypeError:  # a value that cannot be a cache key
+        return httpx.URL(str(client.base_url) + call.path.lstrip("/"), params=query)
+
+
+@functools.lru_cache(maxsize=1024)
+def _absolute_url(base: str, path: str, query: tuple[tuple[str, Any], ...]) -> httpx.URL:
+    # base ends with "/" (ClientConfig); a path is relative to it, as httpx merges them.
+    return httpx.URL(base + path.lstrip("/"), params={name: list(value) if isinstance(value, tuple) else value
+                                                      for name, value in query} or None)
+
+
 def with_idempotency_key(call: Call, key: str | None = None) -> Call:
     call.headers.setdefault("Idempotency-Key", key or f"mc-{uuid.uuid4().hex}")
     return call
@@ -131,7 +152,7 @@ def run_sync(client: httpx.Client, call: Call, policy: RetryPolicy) -> Any:
     attempt = 0
     while True:
         try:
-            response = client.request(call.method, call.path, params=call.query(), json=call.json, headers=call.headers)
+            response = client.request(call.method, call_url(client, call), json=call.json, headers=call.headers)
         except httpx.TransportError as exc:
             if not _should_retry(call, attempt, policy, None):
                 raise MemoryConnectionError(f"{call.method} {call.path}: {exc.__class__.__name__}: {exc}") from exc
@@ -149,9 +170,7 @@ async def run_async(client: httpx.AsyncClient, call: Call, policy: RetryPolicy) 
     attempt = 0
     while True:
         try:
-            response = await client.request(
-                call.method, call.path, params=call.query(), json=call.json, headers=call.headers
-            )
+            response = await client.request(call.method, call_url(client, call), json=call.json, headers=call.headers)
         except httpx.TransportError as exc:
             if not _should_retry(call, attempt, policy, None):
                 raise MemoryConnectionError(f"{call.method} {call.path}: {exc.__class__.__name__}: {exc}") from exc
@@ -165,4 +184,5 @@ async def run_async(client: httpx.AsyncClient, call: Call, policy: RetryPolicy) 
         return _finish(call, response)
 
 
-__all__ = ["Call", "MemoryServiceError", "RetryPolicy", "body_of", "data_of", "nothing", "run_async", "run_sync", "seg"]
+__all__ = ["Call", "MemoryServiceError", "RetryPolicy", "body_of", "call_url", "data_of", "nothing", "run_async",
+           "run_sync", "seg"]

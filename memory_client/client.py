@@ -8,6 +8,7 @@ adapter factories. Nothing here imports Django.
 from __future__ import annotations
 
 import functools
+import http.cookiejar
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
@@ -33,6 +34,18 @@ DEFAULT_TIMEOUT = 30.0
 USER_AGENT = "memory-client/0.1"
 
 
+class _NoCookies(http.cookiejar.CookieJar):
+    """The API authenticates every call by its key and sets no cookies: none
+    are kept or sent, and responses are not searched for any (httpx's cookie
+    handling was a sixth of a call's client-side time)."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+    def add_cookie_header(self, request: Any) -> None:
+        return None
+
+
 @dataclass
 class ClientConfig:
     """What it takes to open a connection: shared by a client and its adapters."""
@@ -54,6 +67,7 @@ class ClientConfig:
 
     def _kwargs(self) -> dict[str, Any]:
         return {
+            "cookies": _NoCookies(),
             "base_url": self.api_root() + "/",
             "timeout": httpx.Timeout(self.timeout),
             "headers": {"Authorization": f"Bearer {self.api_key}", "User-Agent": USER_AGENT, **self.headers},

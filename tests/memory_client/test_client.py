@@ -16,7 +16,7 @@ from memory_client import (
     MemoryValidationError,
     formats,
 )
-from memory_client._transport import Call, RetryPolicy, run_sync
+from memory_client._transport import Call, RetryPolicy, call_url, run_sync
 
 
 def test_conversation_lifecycle(client):
@@ -176,3 +176,13 @@ def test_reprs_never_show_the_api_key():
         assert secret not in shown and "very-secret" not in shown and "token-xyz" not in shown
     assert "http://memory.test" in repr(client.config)
     assert client.config.api_key == secret
+
+
+def test_a_call_url_is_parsed_once_and_keeps_its_query():
+    http = httpx.Client(base_url="http://svc.test/v1/")
+    params = {"ids": ["a b", "c/d"], "flag": True, "limit": 5, "skip": None}
+    url = call_url(http, Call("GET", "memories", params=params))
+    assert str(url) == "http://svc.test/v1/memories?ids=a+b&ids=c%2Fd&flag=true&limit=5"
+    assert call_url(http, Call("GET", "memories", params=dict(params))) is url
+    assert str(call_url(http, Call("GET", "/memories/m%2F1"))) == "http://svc.test/v1/memories/m%2F1"
+    http.close()
