@@ -133,15 +133,30 @@ def _same_message(existing: Message, *, external_id: str, branch_name: str, new:
     )
 
 
+def _keys_used_statement(workspace: Workspace, keys: list[str]) -> tuple[str, list[Any]]:
+    msg = table(Message)
+    workspace_col, key_col = column(Message, "workspace"), column(Message, "idempotency_key")
+    if connection.vendor == "postgresql":
+        # A LATERAL subquery with its own LIMIT is run per key, never
+        # flattened into a join the planner could drive from the workspace.
+        sql = (
+            f"SELECT 1 FROM unnest(%s::varchar[]) AS k (key), LATERAL (SELECT 1 FROM {msg} "
+            f"WHERE {msg}.{workspace_col} = %s AND {msg}.{key_col} = k.key LIMIT 1) AS hit LIMIT 1"
+        )
+        return sql, [keys, workspace.pk]
+    sql = f"SELECT 1 FROM {msg} WHERE {workspace_col} = %s AND {key_col} IN ({', '.join(['%s'] * len(keys))}) LIMIT 1"
+    return sql, [workspace.pk, *keys]
+
+
 def _keys_used(workspace: Workspace, keys: list[str]) -> bool:
-    """Whether the workspace used any of `keys`: one prepared statement on the
-    (workspace, key) unique index, the answer for nearly every keyed append
-    (a retry is the exception)."""
-    sql = (
-        f"SELECT 1 FROM {table(Message)} WHERE {column(Message, 'workspace')} = %s "
-        f"AND {column(Message, 'idempotency_key')} IN ({', '.join(['%s'] * len(keys))}) LIMIT 1"
-    )
-    return fetch_one(sql, [workspace.pk, *keys], prepared=True) is not None
+    """Whether the workspace used any of `keys`: one index probe per key on
+    the (workspace, key) unique index, the answer for nearly every keyed
+    append (a retry is the exception). On PostgreSQL the keys are one array,
+    each probed on the index: with `key IN (...)` the prepared (generic) plan
+    matched only the workspace on the index and filtered every keyed message
+    of the workspace (25 ms at 50,000)."""
+    sql, params = _keys_used_statement(workspace, keys)
+    return fetch_one(sql, params, prepared=True) is not None
 
 
 def _replays(

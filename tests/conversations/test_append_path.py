@@ -233,3 +233,27 @@ def test_a_failing_receiver_does_not_fail_the_append(workspace, django_capture_o
         hooks.messages_appended.disconnect(dispatch_uid="broken")
     assert result.created and Message.objects.filter(pk=result.message.pk).exists()
     assert "listener down" in caplog.text
+
+
+@pytest.mark.skipif("connection.vendor != 'postgresql'")
+def test_a_key_lookup_probes_the_index_per_key_in_its_prepared_plan(workspace):
+    """The lookup of a batch's idempotency keys stays an index probe per key
+    when PostgreSQL plans it once for any keys (as the prepared statement is),
+    instead of reading every keyed message of the workspace."""
+    from conversations.services.messages import _keys_used, _keys_used_statement
+
+    messages_append(workspace=workspace, external_id="c",
+                    messages=new_messages([{"role": "user", "content": f"m{n}", "idempotency_key": f"key-{n}"}
+                                           for n in range(50)]))
+    assert _keys_used(workspace, ["nope", "key-7"]) and not _keys_used(workspace, ["nope"])
+    sql, _ = _keys_used_statement(workspace, ["a", "b"])
+    with connection.cursor() as cursor:
+        cursor.execute("SET plan_cache_mode = force_generic_plan")
+        cursor.execute("PREPARE keys_used (varchar[], varchar) AS " + sql.replace("%s", "$1", 1).replace("%s", "$2", 1))
+        try:
+            cursor.execute("EXPLAIN EXECUTE keys_used ('{a,b}', %s)", [workspace.pk])
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+        finally:
+            cursor.execute("DEALLOCATE keys_used")
+            cursor.execute("RESET plan_cache_mode")
+    assert "Index Cond" in plan and "idempotency_key = " in plan and "Filter" not in plan, plan
