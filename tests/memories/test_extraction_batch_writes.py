@@ -126,6 +126,7 @@ def test_batches_several_to_a_commit_make_the_same_memories(workspace, other_wor
     with override_settings(MEMORY_EXTRACT_BATCH_FLOORS=4):
         grouped = _extract(workspace, fixture, "conv-grouped")
         monkeypatch.setattr(extract_module, "IN_PROCESS_FLOORS_PER_COMMIT", 4)  # one batch to a commit
+        monkeypatch.setattr(extract_module, "IN_PROCESS_FLOORS_PER_COMMIT_POSTGRESQL", 4)
         single = _extract(other_workspace, fixture, "conv-single")
     assert grouped["counts"]["batches"] > 1 and grouped["items"]
     assert grouped == single

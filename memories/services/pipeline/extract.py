@@ -29,6 +29,11 @@ OPEN_LOOPS_LIMIT = 100
 # as the batch's extraction; four batches to a commit hold the SQLite write
 # lock for about a tenth of a second.
 IN_PROCESS_FLOORS_PER_COMMIT = 200
+# On PostgreSQL five times as many: its transaction takes row locks only, the
+# conversation's at the end of a commit's work, so a longer one holds up no
+# append (SQLite's one write lock would); a 2,000-floor catch-up ran 10-20%
+# faster.
+IN_PROCESS_FLOORS_PER_COMMIT_POSTGRESQL = 1000
 # Rebuild deletes machine-written items through the batch service, at most
 # this many per call (its per-call maximum).
 DELETE_CHUNK = 100
@@ -126,7 +131,9 @@ def extract_run(job: MemoryJob) -> dict:
     provider = get_provider()
     review = job.workspace.requires_review
     batch_size = max(1, settings.MEMORY_EXTRACT_BATCH_FLOORS)
-    per_commit = max(1, IN_PROCESS_FLOORS_PER_COMMIT // batch_size) if provider.in_process else 1
+    floors_per_commit = (IN_PROCESS_FLOORS_PER_COMMIT_POSTGRESQL if connection.vendor == "postgresql"
+                         else IN_PROCESS_FLOORS_PER_COMMIT)
+    per_commit = max(1, floors_per_commit // batch_size) if provider.in_process else 1
     batches = 0
     progressed = False
     live_reads: dict[Destination, _LiveReads] = {}
