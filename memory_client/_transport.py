@@ -81,19 +81,26 @@ def call_url(client: httpx.Client | httpx.AsyncClient, call: Call) -> httpx.URL:
     then reused: an adapter calls the same few URLs (a session's items, a
     thread's checkpoints) turn after turn, and httpx parsed and merged the
     URL again on every call, a fifth of the call's client-side time."""
-    query = call.query()
-    try:
-        key = tuple((name, tuple(value) if isinstance(value, list) else value) for name, value in (query or {}).items())
-        return _absolute_url(str(client.base_url), call.path, key)
-    except TypeError:  # a value that cannot be a cache key
-        return httpx.URL(str(client.base_url) + call.path.lstrip("/"), params=query)
+    query = tuple(
+        (name, tuple(_query_text(v) for v in value) if isinstance(value, list | tuple) else _query_text(value))
+        for name, value in (call.query() or {}).items()
+    )
+    return _absolute_url(str(client.base_url), call.path, query)
+
+
+def _query_text(value: Any) -> str:
+    # A query value as httpx writes it. The cache key holds this text, not the
+    # value: 1, 1.0 and True are equal keys but different URLs.
+    if value is True or value is False:
+        return "true" if value else "false"
+    return "" if value is None else str(value)
 
 
 @functools.lru_cache(maxsize=1024)
-def _absolute_url(base: str, path: str, query: tuple[tuple[str, Any], ...]) -> httpx.URL:
+def _absolute_url(base: str, path: str, query: tuple[tuple[str, str | tuple[str, ...]], ...]) -> httpx.URL:
     # base ends with "/" (ClientConfig); a path is relative to it, as httpx merges them.
-    return httpx.URL(base + path.lstrip("/"), params={name: list(value) if isinstance(value, tuple) else value
-                                                      for name, value in query} or None)
+    params = {name: list(value) if isinstance(value, tuple) else value for name, value in query}
+    return httpx.URL(base + path.lstrip("/"), params=params or None)
 
 
 def with_idempotency_key(call: Call, key: str | None = None) -> Call:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import weakref
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 import httpx
@@ -20,12 +20,15 @@ import httpx
 from memory_client._transport import Call, RetryPolicy, run_async, run_sync
 
 
-async def _close_at_loop_shutdown(client: httpx.AsyncClient) -> AsyncGenerator[None, None]:
+async def _close_at_loop_shutdown(client: httpx.AsyncClient, forget: Callable[[], Any]) -> AsyncGenerator[None, None]:
     # Started once and left suspended: the loop's shutdown_asyncgens() closes
-    # it, which runs the finally on the loop that owns the client.
+    # it, which runs the finally on the loop that owns the client. Forgetting
+    # the entry there matters: this generator refers to its loop, so while it
+    # is held the loop could never be freed.
     try:
         yield
     finally:
+        forget()
         await client.aclose()
 
 
@@ -53,7 +56,7 @@ class Connections:
             if held is not None:
                 return held[0]
             client = self.config.async_http()
-            closer = _close_at_loop_shutdown(client)
+            closer = _close_at_loop_shutdown(client, lambda: self._async.pop(loop, None))
             self._async[loop] = (client, closer)
         await closer.__anext__()
         return client

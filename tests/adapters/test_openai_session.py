@@ -4,6 +4,7 @@ semantics), against the live server, plus `Runner.run` end to end."""
 from __future__ import annotations
 
 import asyncio
+import gc
 
 import pytest
 from agents import Agent, RunConfig, Runner, SessionSettings, SQLiteSession, function_tool
@@ -104,6 +105,9 @@ def test_each_event_loop_connection_closes_with_its_loop(client):
     assert first is not second
     assert first.is_closed and second.is_closed
     assert asyncio.run(session.get_items()) == _msgs(1) * 2
+    # Nothing of the finished loops is kept (neither they nor their clients).
+    gc.collect()
+    assert len(session._conn._async) == 0
 
 
 async def test_items_are_messages_of_a_conversation(client):

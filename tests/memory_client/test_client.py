@@ -185,4 +185,8 @@ def test_a_call_url_is_parsed_once_and_keeps_its_query():
     assert str(url) == "http://svc.test/v1/memories?ids=a+b&ids=c%2Fd&flag=true&limit=5"
     assert call_url(http, Call("GET", "memories", params=dict(params))) is url
     assert str(call_url(http, Call("GET", "/memories/m%2F1"))) == "http://svc.test/v1/memories/m%2F1"
+    # Equal values of other types are other URLs (1 == 1.0 == True).
+    assert str(call_url(http, Call("GET", "memories", params={"x": 1.0}))).endswith("?x=1.0")
+    assert str(call_url(http, Call("GET", "memories", params={"x": 1}))).endswith("?x=1")
+    assert str(call_url(http, Call("GET", "memories", params={"x": [True, 1]}))).endswith("?x=true&x=1")
     http.close()
