@@ -30,7 +30,8 @@ from django.core.cache.backends.redis import RedisCacheClient as DjangoRedisCach
 
 # Expired rows are swept by a write now and then rather than on every write.
 CULL_EVERY_WRITES = 1000
-# No value is cached for longer than this (API keys: minutes; rate windows: a day).
+# No value is cached for longer than this (API keys: minutes; rate windows: a
+# day); a longer timeout is cut to it.
 _LONGEST_TIMEOUT_SECONDS = 366 * 86400
 
 _SCHEMA = (
@@ -58,19 +59,21 @@ class SQLiteCache(BaseCache):
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=OFF")
             conn.execute(_SCHEMA)
-            # Rows an earlier version stored with a timeout counted twice
-            # (expiring decades from now) would never be read again from the
-            # database: dropped, as any expired row is.
-            conn.execute("DELETE FROM cache WHERE expires > ? AND expires < ?",
-                         (time.time() + _LONGEST_TIMEOUT_SECONDS, float("inf")))
+            if conn.execute("PRAGMA user_version").fetchone()[0] < 1:
+                # Once per file: rows an earlier version stored with a timeout
+                # counted twice (expiring decades from now) would never be
+                # read again from the database; dropped, as any expired row is.
+                conn.execute("DELETE FROM cache WHERE expires > ? AND expires < ?",
+                             (time.time() + _LONGEST_TIMEOUT_SECONDS, float("inf")))
+                conn.execute("PRAGMA user_version = 1")
             self._local.conn, self._local.pid = conn, os.getpid()
         return conn
 
     def _expiry(self, timeout: Any) -> float:
         # Django's get_backend_timeout already answers the moment of expiry
-        # (now + timeout), or None for "never".
+        # (now + timeout), or None for "never"; capped at the longest timeout.
         expires = self.get_backend_timeout(timeout)
-        return float("inf") if expires is None else expires
+        return float("inf") if expires is None else min(expires, time.time() + _LONGEST_TIMEOUT_SECONDS)
 
     @staticmethod
     def _dump(value: Any) -> Any:

@@ -38,7 +38,7 @@ def column(model: type[models.Model], name: str) -> str:
 _TYPE_MODIFIER_RE = re.compile(r"\(\d+(?:,\s*\d+)?\)")
 
 
-def record_type(field: models.Field) -> str:
+def _record_type(field: models.Field) -> str:
     """The PostgreSQL type a column's values travel in, without the column's
     length: an explicit cast to varchar(n) would cut a long value silently,
     where the INSERT's own assignment refuses it."""
@@ -49,19 +49,26 @@ def json_recordset(fields: Sequence[models.Field], alias: str = "v", *, ordinali
     """PostgreSQL: the rows of one JSON parameter (`json_records`) as a table,
     `alias` with a column `v_<column>` per field (and `v_n`, the row's position
     from 1, with `ordinality`). One parameter whatever the number of rows, so
-    the statement's text, and its prepared plan, is the same for 1 row or 100;
-    Python encodes the rows in one C-accelerated `json.dumps`, where binding an
-    array per column converted every value in Python."""
-    types = ", ".join(f"{connection.ops.quote_name(f.column)} {record_type(f)}" for f in fields)
-    names = [f"v_{f.column}" for f in fields] + (["v_n"] if ordinality else [])
+    the statement's text is the same for 1 row or 100 (a prepared one is
+    planned once), and Python encodes the rows in one C-accelerated
+    `json.dumps` (psycopg converted an array per column value by value)."""
+    types = ", ".join(f"{connection.ops.quote_name(f.column)} {_record_type(f)}" for f in fields)
+    names = [*record_names(fields), *(["v_n"] if ordinality else [])]
     return (f"ROWS FROM (jsonb_to_recordset(%s::jsonb) AS ({types})){' WITH ORDINALITY' if ordinality else ''} "
             f"AS {alias} ({', '.join(names)})")
+
+
+def record_names(fields: Sequence[models.Field]) -> list[str]:
+    """The names `json_recordset` gives the fields' columns."""
+    return [f"v_{f.column}" for f in fields]
 
 
 def json_records(fields: Sequence[models.Field], rows: Iterable[Sequence[Any]]) -> str:
     """The JSON parameter of `json_recordset`: `rows` (Python values in
     `fields` order) as objects keyed by column, each value in the text form
-    its column's type reads (a JSON column's value nested as it is)."""
+    its column's type reads (a JSON column's value nested as it is). Values
+    must already be of the column's Python type (an int for an integer
+    column): unlike the ORM's `get_db_prep_save`, nothing is coerced."""
     encoders = [_record_encoder(f) for f in fields]
     keys = [f.column for f in fields]
     records = []
@@ -267,8 +274,8 @@ def prepared_cursor() -> Iterator[Any]:
 
 @contextlib.contextmanager
 def server_binding_cursor(*, prepare: bool = False) -> Iterator[Any]:
-    """PostgreSQL: a cursor that sends values as parameters (arrays in binary,
-    no escaped literals written out in Python), wrapped as Django wraps its
+    """PostgreSQL: a cursor that sends values as parameters (no escaped
+    literals written out in Python), wrapped as Django wraps its
     cursors, so statements are logged, counted and their errors translated.
     With `prepare`, each statement is also prepared (psycopg keeps the last
     100 per connection)."""

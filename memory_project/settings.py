@@ -135,6 +135,8 @@ if EMBEDDED:
                 # pages of the tables' indexes and full-text indexes a write
                 # walks stay in memory between statements (an extraction of
                 # 2,000 floors ran 1.3-1.6x faster on a 130,000-message file).
+                # A ceiling, filled as pages are read, per connection: each
+                # thread of each web and worker process keeps its own.
                 "init_command": (
                     "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA journal_size_limit=67108864; "
                     "PRAGMA secure_delete=ON; PRAGMA cache_size=-65536;"

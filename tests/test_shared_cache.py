@@ -59,6 +59,19 @@ def test_rows_expiring_decades_ahead_are_dropped_on_open(tmp_path):
                (cache.make_key("stale"), b"x", 2 * time.time()))
     db.commit()
     db.close()
+    db = sqlite3.connect(tmp_path / "cache.sqlite3")
+    db.execute("PRAGMA user_version = 0")  # as a file an earlier version wrote
+    db.commit()
+    db.close()
     reopened = _cache(tmp_path)
     assert reopened.get("stale") is None
     assert reopened.get("forever") == "v" and reopened.get("normal") == "v"
+
+
+def test_a_timeout_longer_than_a_year_is_cut_to_one(tmp_path, monkeypatch):
+    cache = _cache(tmp_path)
+    now = time.time()
+    monkeypatch.setattr(time, "time", lambda: now)
+    cache.set("long", "v", 10 * 365 * 86400)
+    monkeypatch.setattr(time, "time", lambda: now + 367 * 86400)
+    assert cache.get("long") is None

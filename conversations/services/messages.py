@@ -59,7 +59,7 @@ from conversations.services.validation import (
     validate_role,
     validate_user_id,
 )
-from memory_project.db import column, fetch_one, insert_objects, json_records, json_recordset, table
+from memory_project.db import column, fetch_one, insert_objects, json_records, json_recordset, record_names, table
 from memory_project.errors import ConflictError, NotFoundError, QuotaExceededError, ValidationError
 
 # A batch append is one INSERT and one commit; 100 messages of ordinary size
@@ -244,7 +244,7 @@ def _append_statement_parts() -> tuple[str, list[Any]]:
     conv, br, msg = Conversation, Branch, Message
     fields = [f for f in msg._meta.concrete_fields if f.name not in ("workspace", "conversation", "branch", "floor_no")]
     # The rows travel as one JSON parameter, numbered by WITH ORDINALITY.
-    names = ", ".join(f"v_{f.column}" for f in fields)
+    names = ", ".join(record_names(fields))
     returning = ", ".join(
         f"{table(br)}.{column(br, name)}"
         for name in ("id", "conversation", "next_floor_no", "processed_floor_no", "appended_tokens", "processed_tokens",

@@ -112,7 +112,8 @@ def extract_run(job: MemoryJob) -> dict:
 
     A network model is called outside any transaction, and each batch commits
     on its own. An in-process provider is called inside the write
-    transaction, `IN_PROCESS_FLOORS_PER_COMMIT` floors' batches to a commit:
+    transaction, `IN_PROCESS_FLOORS_PER_COMMIT` floors' batches to a commit (on
+    PostgreSQL `IN_PROCESS_FLOORS_PER_COMMIT_POSTGRESQL`):
     each batch still reads what the one before it wrote, so the memories are
     the same; what a commit costs beyond its writes (the scope's, branch's,
     conversation's and job's rows, the commit itself) is paid once."""
