@@ -4,6 +4,64 @@ import django.db.models.deletion
 from django.db import migrations, models
 
 
+# The schema change is only the dropping of indexes, so it is made by hand
+# (SeparateDatabaseAndState): Django's AlterField(db_index=False) would
+# rebuild each table on SQLite (the memory items three times) and, on
+# PostgreSQL, drop and rebuild the three foreign-key indexes kept under a
+# name of their own, where renaming them costs nothing.
+
+# Foreign-key indexes: (index, table, column, the name it is kept under or None).
+FOREIGN_KEY_INDEXES = [
+    ("memories_memoryitem_workspace_id_19d3a1a4", "memories_memoryitem", "workspace_id", None),
+    ("memories_memoryitem_store_id_f696591d", "memories_memoryitem", "store_id", None),
+    ("memories_memoryitem_source_job_id_2481a168", "memories_memoryitem", "source_job_id", "mem_source_job"),
+    ("memories_memoryversion_workspace_id_ac28f05b", "memories_memoryversion", "workspace_id", None),
+    ("memories_memoryversion_store_id_f93b793d", "memories_memoryversion", "store_id", None),
+    ("memories_memoryversion_memory_id_b9ab0a6a", "memories_memoryversion", "memory_id", "memver_memory"),
+    ("memories_memoryedge_workspace_id_3cf20714", "memories_memoryedge", "workspace_id", None),
+    ("memories_memoryedge_from_item_id_0a541bdd", "memories_memoryedge", "from_item_id", None),
+    ("memories_memoryedge_to_item_id_29b8d987", "memories_memoryedge", "to_item_id", "edge_to_item"),
+    ("memories_recallentry_workspace_id_b2ec87af", "memories_recallentry", "workspace_id", None),
+    ("memories_recallentry_memory_id_39a62872", "memories_recallentry", "memory_id", None),
+]
+
+
+def _rename(schema_editor, old, new, table, column):
+    q = schema_editor.quote_name
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(f"ALTER INDEX IF EXISTS {q(old)} RENAME TO {q(new)}")
+    else:  # SQLite cannot rename an index; a single-column one is quick to build
+        schema_editor.execute(f"DROP INDEX IF EXISTS {q(old)}")
+        schema_editor.execute(f"CREATE INDEX IF NOT EXISTS {q(new)} ON {q(table)} ({q(column)})")
+
+
+def drop_indexes(apps, schema_editor):
+    q = schema_editor.quote_name
+    schema_editor.execute(f"DROP INDEX IF EXISTS {q('mem_store_path')}")
+    for name, table, column, kept_as in FOREIGN_KEY_INDEXES:
+        # PostgreSQL's LIKE twin (varchar_pattern_ops); SQLite has none.
+        schema_editor.execute(f"DROP INDEX IF EXISTS {q(name + '_like')}")
+        if kept_as:
+            _rename(schema_editor, name, kept_as, table, column)
+        else:
+            schema_editor.execute(f"DROP INDEX IF EXISTS {q(name)}")
+
+
+def restore_indexes(apps, schema_editor):
+    q = schema_editor.quote_name
+    postgres = schema_editor.connection.vendor == "postgresql"
+    for name, table, column, kept_as in FOREIGN_KEY_INDEXES:
+        if kept_as:
+            _rename(schema_editor, kept_as, name, table, column)
+        else:
+            schema_editor.execute(f"CREATE INDEX IF NOT EXISTS {q(name)} ON {q(table)} ({q(column)})")
+        if postgres:
+            schema_editor.execute(f"CREATE INDEX IF NOT EXISTS {q(name + '_like')} ON {q(table)} "
+                                  f"({q(column)} varchar_pattern_ops)")
+    schema_editor.execute(f"CREATE INDEX IF NOT EXISTS {q('mem_store_path')} "
+                          f"ON {q('memories_memoryitem')} ({q('store_id')}, {q('path')})")
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -12,75 +70,80 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RemoveIndex(
-            model_name='memoryitem',
-            name='mem_store_path',
-        ),
-        migrations.AlterField(
-            model_name='memoryedge',
-            name='from_item',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='outgoing_edges', to='memories.memoryitem'),
-        ),
-        migrations.AlterField(
-            model_name='memoryedge',
-            name='to_item',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='incoming_edges', to='memories.memoryitem'),
-        ),
-        migrations.AlterField(
-            model_name='memoryedge',
-            name='workspace',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='accounts.workspace'),
-        ),
-        migrations.AlterField(
-            model_name='memoryitem',
-            name='source_job',
-            field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='memories.memoryjob'),
-        ),
-        migrations.AlterField(
-            model_name='memoryitem',
-            name='store',
-            field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='memories', to='memories.memorystore'),
-        ),
-        migrations.AlterField(
-            model_name='memoryitem',
-            name='workspace',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='memory_items', to='accounts.workspace'),
-        ),
-        migrations.AlterField(
-            model_name='memoryversion',
-            name='memory_id',
-            field=models.CharField(max_length=40),
-        ),
-        migrations.AlterField(
-            model_name='memoryversion',
-            name='store',
-            field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='versions', to='memories.memorystore'),
-        ),
-        migrations.AlterField(
-            model_name='memoryversion',
-            name='workspace',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='accounts.workspace'),
-        ),
-        migrations.AlterField(
-            model_name='recallentry',
-            name='memory',
-            field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='memories.memoryitem'),
-        ),
-        migrations.AlterField(
-            model_name='recallentry',
-            name='workspace',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='accounts.workspace'),
-        ),
-        migrations.AddIndex(
-            model_name='memoryedge',
-            index=models.Index(fields=['to_item'], name='edge_to_item'),
-        ),
-        migrations.AddIndex(
-            model_name='memoryitem',
-            index=models.Index(fields=['source_job'], name='mem_source_job'),
-        ),
-        migrations.AddIndex(
-            model_name='memoryversion',
-            index=models.Index(fields=['memory_id'], name='memver_memory'),
+        migrations.SeparateDatabaseAndState(
+            database_operations=[migrations.RunPython(drop_indexes, restore_indexes)],
+            state_operations=[
+                migrations.RemoveIndex(
+                    model_name='memoryitem',
+                    name='mem_store_path',
+                ),
+                migrations.AlterField(
+                    model_name='memoryedge',
+                    name='from_item',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='outgoing_edges', to='memories.memoryitem'),
+                ),
+                migrations.AlterField(
+                    model_name='memoryedge',
+                    name='to_item',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='incoming_edges', to='memories.memoryitem'),
+                ),
+                migrations.AlterField(
+                    model_name='memoryedge',
+                    name='workspace',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='accounts.workspace'),
+                ),
+                migrations.AlterField(
+                    model_name='memoryitem',
+                    name='source_job',
+                    field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='memories.memoryjob'),
+                ),
+                migrations.AlterField(
+                    model_name='memoryitem',
+                    name='store',
+                    field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='memories', to='memories.memorystore'),
+                ),
+                migrations.AlterField(
+                    model_name='memoryitem',
+                    name='workspace',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='memory_items', to='accounts.workspace'),
+                ),
+                migrations.AlterField(
+                    model_name='memoryversion',
+                    name='memory_id',
+                    field=models.CharField(max_length=40),
+                ),
+                migrations.AlterField(
+                    model_name='memoryversion',
+                    name='store',
+                    field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='versions', to='memories.memorystore'),
+                ),
+                migrations.AlterField(
+                    model_name='memoryversion',
+                    name='workspace',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='accounts.workspace'),
+                ),
+                migrations.AlterField(
+                    model_name='recallentry',
+                    name='memory',
+                    field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='memories.memoryitem'),
+                ),
+                migrations.AlterField(
+                    model_name='recallentry',
+                    name='workspace',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='accounts.workspace'),
+                ),
+                migrations.AddIndex(
+                    model_name='memoryedge',
+                    index=models.Index(fields=['to_item'], name='edge_to_item'),
+                ),
+                migrations.AddIndex(
+                    model_name='memoryitem',
+                    index=models.Index(fields=['source_job'], name='mem_source_job'),
+                ),
+                migrations.AddIndex(
+                    model_name='memoryversion',
+                    index=models.Index(fields=['memory_id'], name='memver_memory'),
+                ),
+            ],
         ),
     ]
