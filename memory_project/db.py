@@ -38,7 +38,7 @@ def column(model: type[models.Model], name: str) -> str:
 _TYPE_MODIFIER_RE = re.compile(r"\(\d+(?:,\s*\d+)?\)")
 
 
-def _record_type(field: models.Field) -> str:
+def cast_type(field: models.Field) -> str:
     """The PostgreSQL type a column's values travel in, without the column's
     length: an explicit cast to varchar(n) would cut a long value silently,
     where the INSERT's own assignment refuses it."""
@@ -52,7 +52,7 @@ def json_recordset(fields: Sequence[models.Field], alias: str = "v", *, ordinali
     the statement's text is the same for 1 row or 100 (a prepared one is
     planned once), and Python encodes the rows in one C-accelerated
     `json.dumps` (psycopg converted an array per column value by value)."""
-    types = ", ".join(f"{connection.ops.quote_name(f.column)} {_record_type(f)}" for f in fields)
+    types = ", ".join(f"{connection.ops.quote_name(f.column)} {cast_type(f)}" for f in fields)
     names = [*record_names(fields), *(["v_n"] if ordinality else [])]
     return (f"ROWS FROM (jsonb_to_recordset(%s::jsonb) AS ({types})){' WITH ORDINALITY' if ordinality else ''} "
             f"AS {alias} ({', '.join(names)})")
@@ -114,6 +114,18 @@ def _auto_time(field: models.Field) -> bool:
     return bool(getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False))
 
 
+def on_conflict_sql(model: type[models.Model], target: Sequence[str], *, update: Sequence[str] = (),
+                    update_where: str = "") -> str:
+    """`ON CONFLICT (target) DO NOTHING`, or `DO UPDATE SET` the `update`
+    fields to the excluded row's (where `update_where` holds, an SQL condition
+    that may name `excluded.`): the same text on SQLite and PostgreSQL."""
+    conflict = f"ON CONFLICT ({', '.join(column(model, name) for name in target)})"
+    if not update:
+        return f"{conflict} DO NOTHING"
+    sets = ", ".join(f"{column(model, name)} = excluded.{column(model, name)}" for name in update)
+    return f"{conflict} DO UPDATE SET {sets}" + (f" WHERE {update_where}" if update_where else "")
+
+
 @dataclass(frozen=True)
 class _Insert:
     sql: str
@@ -132,12 +144,7 @@ def _insert(model: type[models.Model], columns: tuple[str, ...], on_conflict: tu
     every = [*fields, *timed]
     names = ", ".join(connection.ops.quote_name(field.column) for field in every)
     if on_conflict:
-        target = ", ".join(column(model, name) for name in on_conflict)
-        if update:
-            sets = ", ".join(f"{column(model, name)} = excluded.{column(model, name)}" for name in update)
-            tail = f"ON CONFLICT ({target}) DO UPDATE SET {sets}" + (f" WHERE {update_where}" if update_where else "")
-        else:
-            tail = f"ON CONFLICT ({target}) DO NOTHING"
+        tail = on_conflict_sql(model, on_conflict, update=update, update_where=update_where)
         head = f"INSERT INTO {table(model)} ({names}) "
     else:
         ignore = OnConflict.IGNORE if ignore_conflicts else None

@@ -23,7 +23,7 @@ from accounts.models import Workspace
 from conversations.framework.services.common import clean_list, clean_text, contains_nul
 from conversations.models import Checkpoint, CheckpointWrite, Conversation, FrameworkSource
 from conversations.services import conversation_delete, conversation_get_or_create, validate_conversation_id
-from memory_project.db import column, fetch_one, insert_objects, prepared_cursor, table
+from memory_project.db import cast_type, column, fetch_one, insert_objects, on_conflict_sql, prepared_cursor, table
 from memory_project.errors import ValidationError
 
 MAX_NS_BYTES = 512
@@ -118,15 +118,13 @@ def _upsert_checkpoint(row: Checkpoint, *, thread_id: str) -> int | None:
     qn = connection.ops.quote_name
     values = [f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields]
     columns = ", ".join(qn(f.column) for f in fields)
-    updated = ", ".join(
-        f"{column(Checkpoint, name)} = excluded.{column(Checkpoint, name)}" for name in _CHECKPOINT_UPDATED
-    )
-    target = ", ".join(column(Checkpoint, name) for name in ("conversation", "checkpoint_ns", "checkpoint_id"))
+    conflict = on_conflict_sql(Checkpoint, ("conversation", "checkpoint_ns", "checkpoint_id"),
+                               update=_CHECKPOINT_UPDATED)
     sql = (
         f"INSERT INTO {table(Checkpoint)} ({columns}, {column(Checkpoint, 'conversation')}) "
         f"SELECT {', '.join(['%s'] * len(fields))}, c.{qn(conversation.pk.column)} FROM {table(Conversation)} c "
         f"WHERE c.{column(Conversation, 'workspace')} = %s AND c.{column(Conversation, 'external_id')} = %s "
-        f"ON CONFLICT ({target}) DO UPDATE SET {updated} RETURNING {qn(Checkpoint._meta.pk.column)}"
+        f"{conflict} RETURNING {qn(Checkpoint._meta.pk.column)}"
     )
     found = fetch_one(sql, [*values, row.workspace_id, thread_id], prepared=True)
     return found[0] if found else None
@@ -190,13 +188,19 @@ def checkpoint_writes_put(
             rows,
             on_conflict=_WRITE_KEY,
             update=_WRITE_UPDATED,
-            update_where=f"excluded.{column(CheckpointWrite, 'idx')} < 0",
+            update_where=_overwritten(),
         )
     return len(cleaned)
 
 
 _WRITE_KEY = ("conversation", "checkpoint_ns", "checkpoint_id", "task_id", "idx")
 _WRITE_UPDATED = ("task_path", "channel", "type", "value")
+
+
+def _overwritten() -> str:
+    """The upsert's condition: a special write (negative idx: an error, an
+    interrupt) overwrites the stored one; a regular write already stored is kept."""
+    return f"excluded.{column(CheckpointWrite, 'idx')} < 0"
 
 
 def _upsert_writes(rows: list[CheckpointWrite], *, thread_id: str) -> bool:
@@ -211,19 +215,19 @@ def _upsert_writes(rows: list[CheckpointWrite], *, thread_id: str) -> bool:
     wr, conv = CheckpointWrite, Conversation
     fields = [f for f in wr._meta.concrete_fields if not f.primary_key and f.name != "conversation"]
     qn = connection.ops.quote_name
+    # Without the column's length: a cast to varchar(n) would cut, not refuse.
     cast = "::{}".format if connection.vendor == "postgresql" else (lambda _: "")
-    row_sql = "(" + ", ".join(f"%s{cast(f.db_type(connection))}" for f in fields) + ")"
+    row_sql = "(" + ", ".join(f"%s{cast(cast_type(f))}" for f in fields) + ")"
     # A VALUES list's columns are column1, column2 ... on both databases.
     names = ", ".join(f"v.column{n}" for n in range(1, len(fields) + 1))
-    updated = ", ".join(f"{column(wr, name)} = excluded.{column(wr, name)}" for name in _WRITE_UPDATED)
+    conflict = on_conflict_sql(wr, _WRITE_KEY, update=_WRITE_UPDATED, update_where=_overwritten())
     sql = (
         f"INSERT INTO {table(wr)} ({', '.join(qn(f.column) for f in fields)}, {column(wr, 'conversation')}) "
         f"SELECT {names}, c.{column(conv, 'id')} FROM {table(conv)} c CROSS JOIN (VALUES "
         f"{', '.join([row_sql] * len(rows))}) AS v "
         f"WHERE c.{column(conv, 'workspace')} = %s AND c.{column(conv, 'external_id')} = %s "
         # `WHERE true` lets SQLite tell the upsert's ON from a join's.
-        f"AND true ON CONFLICT ({', '.join(column(wr, name) for name in _WRITE_KEY)}) DO UPDATE SET {updated} "
-        f"WHERE excluded.{column(wr, 'idx')} < 0 RETURNING 1"
+        f"AND true {conflict} RETURNING 1"
     )
     params: list[Any] = []
     for row in rows:
