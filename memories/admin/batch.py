@@ -18,7 +18,8 @@ from memories.services.items_batch import (
 from memory_project.errors import DomainError
 
 
-def _by_workspace(rows: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+def ids_by_workspace(rows: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    """(pk, workspace id) rows as the pks of each workspace."""
     groups: dict[str, list[str]] = defaultdict(list)
     for pk, workspace_id in rows:
         groups[workspace_id].append(pk)
@@ -26,7 +27,7 @@ def _by_workspace(rows: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
 
 
 def _run(queryset, outcome: Outcome, call: Callable[[Workspace, list[str]], object], tally) -> Outcome:
-    groups = _by_workspace(queryset.order_by().values_list("pk", "workspace_id"))
+    groups = ids_by_workspace(queryset.order_by().values_list("pk", "workspace_id"))
     workspaces = Workspace.objects.in_bulk(list(groups))
     for workspace_id, ids in groups.items():
         for start in range(0, len(ids), MAX_BATCH_IDS):

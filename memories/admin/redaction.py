@@ -11,6 +11,8 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from accounts.actors import Actor
+from accounts.models import Workspace
+from memories.admin.batch import ids_by_workspace
 from memories.admin.forms import RedactAndReplaceForm, RedactEverywhereForm
 from memories.admin.labels import actor_names
 from memories.admin.outcomes import Outcome, confirmation_page
@@ -244,8 +246,11 @@ def redact_history_action(modeladmin, request, queryset):
     if request.POST.get("post") != "yes":
         versions = redactable_versions(memory_ids)
         derived = set()
-        for workspace, items in _items_by_workspace(queryset.select_related("workspace")):
-            derived.update(memory_descendants(workspace=workspace, memory_ids=[item.pk for item in items]))
+        # Ids per workspace are all the preview needs (not the items' rows).
+        groups = ids_by_workspace(queryset.order_by().values_list("pk", "workspace_id"))
+        workspaces = Workspace.objects.in_bulk(list(groups))
+        for workspace_id, ids in groups.items():
+            derived.update(memory_descendants(workspace=workspaces[workspace_id], memory_ids=ids))
         derived -= set(memory_ids)
         return confirmation_page(
             modeladmin,
