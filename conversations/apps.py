@@ -10,5 +10,6 @@ class ConversationsConfig(AppConfig):
 
         from memory_project.db import prefer_generic_plans
 
-        # The conversations' hot reads and writes run prepared (memory_project.db).
+        # Every app's prepared statements (memory_project.db.prepared_cursor) are
+        # planned generically; the receiver lives here, where the hot ones are.
         connection_created.connect(prefer_generic_plans, dispatch_uid="prefer_generic_plans")

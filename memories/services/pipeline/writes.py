@@ -105,23 +105,23 @@ def _new_item(*, workspace, job: MemoryJob, scope: str, scope_id: str, type: str
     return item
 
 
-def _deprecate(*, workspace_id: str, snapshots: list[MemoryItem], now) -> None:
-    """One UPDATE for the batch's deprecations (all to the snapshots' one
-    status and lifecycle), each item pointed at its new version (written by hand: the ORM spent longer compiling the CASE than
-    the database spent running it). The items are locked or were created in
-    this transaction."""
-    item = MemoryItem
+def _deprecate(*, workspace_id: str, snapshots: list[MemoryItem], status: str, lifecycle: str, now) -> None:
+    """One UPDATE for the batch's deprecations (all to `status` and
+    `lifecycle`), each item pointed at its new version. Written by hand: the
+    ORM spent longer compiling the CASE than the database spent running it.
+    The items are locked or were created in this transaction."""
+    model = MemoryItem
     when = " ".join(["WHEN %s THEN %s"] * len(snapshots))
     marks = ", ".join(["%s"] * len(snapshots))
-    updated_at = item._meta.get_field("updated_at").get_db_prep_save(now, connection)
-    version = column(item, "version")
+    updated_at = model._meta.get_field("updated_at").get_db_prep_save(now, connection)
+    version = column(model, "version")
     with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {table(item)} SET {column(item, 'status')} = %s, {column(item, 'lifecycle_status')} = %s, "  # noqa: S608
-            f"{version} = {version} + 1, {column(item, 'updated_at')} = %s, "
-            f"{column(item, 'current_version_id')} = CASE {column(item, 'id')} {when} END "
-            f"WHERE {column(item, 'workspace')} = %s AND {column(item, 'id')} IN ({marks})",
-            [snapshots[0].status, snapshots[0].lifecycle_status, updated_at,
+            f"UPDATE {table(model)} SET {column(model, 'status')} = %s, {column(model, 'lifecycle_status')} = %s, "  # noqa: S608
+            f"{version} = {version} + 1, {column(model, 'updated_at')} = %s, "
+            f"{column(model, 'current_version_id')} = CASE {column(model, 'id')} {when} END "
+            f"WHERE {column(model, 'workspace')} = %s AND {column(model, 'id')} IN ({marks})",
+            [status, lifecycle, updated_at,
              *(value for item in snapshots for value in (item.pk, item.current_version_id)),
              workspace_id, *(item.pk for item in snapshots)],
         )
@@ -241,7 +241,7 @@ def write_batch(
     insert_objects(versions)
     memory_entries_rebuild(new_items, new=True)
     if deprecated:
-        _deprecate(workspace_id=workspace.pk, snapshots=snapshots, now=now)
+        _deprecate(workspace_id=workspace.pk, snapshots=snapshots, status=status, lifecycle=lifecycle, now=now)
     counts.summaries = 1
     counts.item_ids = [item.pk for item in new_items]
     if edges:
