@@ -212,8 +212,9 @@ class MemoryAdminBase(WorkspaceScopedAdmin, ContentFreeLogMixin, MemoryColumns, 
         compacted = list(obj.source_memory_ids or [])
         if compacted:
             memory_links = format_html_join(", ", '<a href="{}">{}</a>', (
-                (reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_change", args=[quote(pk)]), pk)
-                for pk in compacted))
+                # The memories list, which shows every memory: the review
+                # queue (this admin's subclass) shows only pending ones.
+                (reverse("admin:memories_memoryitem_change", args=[quote(pk)]), pk) for pk in compacted))
             return format_html("{} messages: {}<br>compacts {} summaries: {}", len(ids), parts, len(compacted),
                                memory_links)
         return format_html("{} messages: {}", len(ids), parts)
