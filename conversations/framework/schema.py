@@ -188,6 +188,19 @@ class CheckpointWritesSerializer(_ThreadSerializer):
     writes = CheckpointWriteSerializer(many=True)
 
 
+class CheckpointBatchOpSerializer(serializers.Serializer):
+    op = serializers.ChoiceField(
+        choices=["put", "put_writes"],
+        help_text="The other fields are those of a put's body (put) or a writes' body (put_writes).",
+    )
+
+
+class CheckpointBatchSerializer(serializers.Serializer):
+    ops = CheckpointBatchOpSerializer(
+        many=True, help_text="At most 100 ops, stored as if applied in order: all or, one op refused, none."
+    )
+
+
 class ThreadIdSerializer(serializers.Serializer):
     thread_id = serializers.CharField(trim_whitespace=False)
 
@@ -234,6 +247,20 @@ checkpoint_schema = {
         responses=_data("CheckpointTuple", CheckpointSerializer(allow_null=True)),
     ),
     "writes": extend_schema(request=CheckpointWritesSerializer, responses=_count("CheckpointWritesStored", "written")),
+    "batch": extend_schema(
+        request=CheckpointBatchSerializer,
+        responses=_data(
+            "CheckpointBatch",
+            serializers.ListField(
+                child=_OBJECT(),
+                help_text="Per op, in order, what its own endpoint answers: a put's stored ids, a writes' count.",
+            ),
+        ),
+        description=(
+            "Puts and task writes stored together: all or, when one op is refused (the error names `ops[i]`), "
+            "none. The saver sends in one request what its threads ask for at once."
+        ),
+    ),
     "delete_thread": extend_schema(request=ThreadIdSerializer, responses=NO_CONTENT),
     "delete_for_runs": extend_schema(request=RunIdsSerializer, responses=_count("CheckpointsDeleted", "deleted")),
     "copy_thread": extend_schema(request=ThreadCopySerializer, responses=_count("ThreadCopied", "copied")),

@@ -226,6 +226,11 @@ class CheckpointViewSet(viewsets.GenericViewSet):
         return Response({"data": {"written": stored}})
 
     @action(detail=False, methods=["post"])
+    def batch(self, request):
+        results = checkpoints.checkpoint_batch(workspace=request_workspace(request), ops=_body(request).get("ops"))
+        return Response({"data": results})
+
+    @action(detail=False, methods=["post"])
     def delete_thread(self, request):
         checkpoints.thread_delete(workspace=request_workspace(request), thread_id=_body(request).get("thread_id"))
         return Response(status=status.HTTP_204_NO_CONTENT)

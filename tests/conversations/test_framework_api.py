@@ -7,7 +7,7 @@ import base64
 
 import pytest
 
-from conversations.models import AgentSession, Checkpoint, Conversation, Message, SessionEntry
+from conversations.models import AgentSession, Checkpoint, CheckpointWrite, Conversation, Message, SessionEntry
 from memories.models import MemoryItem
 
 pytestmark = pytest.mark.django_db
@@ -111,3 +111,66 @@ def test_checkpoint_list_is_not_n_plus_one(api, django_assert_max_num_queries):
     assert [row["checkpoint_id"] for row in rest["data"]] == [f"{i:04d}" for i in range(4, -1, -1)]
     with django_assert_max_num_queries(6):
         api.get("/v1/openai_sessions/t0/items")
+
+
+def _put_op(thread_id: str, checkpoint_id: str, blob: bytes = b"state", **extra) -> dict:
+    return {"op": "put", "thread_id": thread_id, "checkpoint_id": checkpoint_id, "type": "msgpack",
+            "checkpoint": base64.b64encode(blob).decode(), "metadata": {"step": 1}, **extra}
+
+
+def _writes_op(thread_id: str, checkpoint_id: str, task_id: str, *writes: tuple[int, bytes]) -> dict:
+    return {"op": "put_writes", "thread_id": thread_id, "checkpoint_id": checkpoint_id, "task_id": task_id,
+            "writes": [{"idx": idx, "channel": f"c{idx}", "type": "bytes", "value": base64.b64encode(value).decode()}
+                       for idx, value in writes]}
+
+
+def test_checkpoint_batch_stores_puts_and_writes_as_if_applied_in_order(api):
+    ops = [
+        _put_op("t-new", "0001"),
+        _writes_op("t-new", "0001", "task", (0, b"first"), (-1, b"error-1")),
+        _writes_op("t-other", "0009", "task", (0, b"other")),
+        _put_op("t-new", "0002", parent_checkpoint_id="0001"),
+        _put_op("t-new", "0002", blob=b"newer", parent_checkpoint_id="0001"),  # the later put of an id stands
+        _writes_op("t-new", "0001", "task", (0, b"replayed"), (-1, b"error-2")),  # regular kept, special replaced
+    ]
+    response = api.post("/v1/langgraph_checkpoints/batch", {"ops": ops}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["data"] == [
+        {"thread_id": "t-new", "checkpoint_ns": "", "checkpoint_id": "0001"},
+        {"written": 2},
+        {"written": 1},
+        {"thread_id": "t-new", "checkpoint_ns": "", "checkpoint_id": "0002"},
+        {"thread_id": "t-new", "checkpoint_ns": "", "checkpoint_id": "0002"},
+        {"written": 2},
+    ]
+    assert set(Conversation.objects.values_list("external_id", flat=True)) == {"t-new", "t-other"}
+    stored = {row.checkpoint_id: (bytes(row.checkpoint), row.parent_checkpoint_id) for row in Checkpoint.objects.all()}
+    assert stored == {"0001": (b"state", None), "0002": (b"newer", "0001")}
+    writes = {(w.conversation.external_id, w.idx): bytes(w.value) for w in CheckpointWrite.objects.select_related("conversation")}
+    assert writes == {("t-new", 0): b"first", ("t-new", -1): b"error-2", ("t-other", 0): b"other"}
+    tuple_ = api.get("/v1/langgraph_checkpoints/tuple", {"thread_id": "t-new", "checkpoint_ns": "",
+                                                         "checkpoint_id": "0001"}).json()["data"]
+    assert sorted(w["channel"] for w in tuple_["pending_writes"]) == ["c-1", "c0"]
+
+
+@pytest.mark.parametrize("bad", [
+    {"op": "delete"},
+    {**_put_op("t", "0003"), "checkpoint": "***"},
+    {**_writes_op("t", "0003", "task", (0, b"x")), "writes": [{"idx": 2**40, "channel": "c", "type": "b", "value": ""}]},
+    "not an op",
+])
+def test_checkpoint_batch_with_one_bad_op_stores_nothing(api, bad):
+    ops = [_put_op("t", "0001"), _writes_op("t", "0001", "task", (0, b"v")), bad]
+    response = api.post("/v1/langgraph_checkpoints/batch", {"ops": ops}, format="json")
+    assert response.status_code == 400
+    assert response.json()["error"]["message"].startswith("ops[2]: ")
+    assert not Checkpoint.objects.exists() and not CheckpointWrite.objects.exists() and not Conversation.objects.exists()
+
+
+def test_checkpoint_batch_bounds_its_size(api):
+    too_many = [_put_op("t", f"{i:04d}") for i in range(101)]
+    assert api.post("/v1/langgraph_checkpoints/batch", {"ops": too_many}, format="json").status_code == 400
+    assert api.post("/v1/langgraph_checkpoints/batch", {"ops": {}}, format="json").status_code == 400
+    assert api.post("/v1/langgraph_checkpoints/batch", [], format="json").status_code == 400
+    assert not Checkpoint.objects.exists()
+    assert api.post("/v1/langgraph_checkpoints/batch", {"ops": []}, format="json").json() == {"data": []}

@@ -38,7 +38,8 @@ def test_checkpoint_put_is_one_upsert(workspace, django_assert_num_queries):
     _put(workspace, "0001")  # the thread's first put also creates its conversation
     with CaptureQueriesContext(connection) as ctx, django_assert_num_queries(1):
         _put(workspace, "0002", parent="0001")
-    assert ctx.captured_queries[0]["sql"].startswith("INSERT") and "ON CONFLICT" in ctx.captured_queries[0]["sql"]
+    # On PostgreSQL the statement that stores a whole batch (`WITH threads ... INSERT`).
+    assert ctx.captured_queries[0]["sql"].startswith(("INSERT", "WITH")) and "ON CONFLICT" in ctx.captured_queries[0]["sql"]
     with django_assert_num_queries(1):  # the same id again: replaced in place
         _put(workspace, "0002", blob=b"newer", parent="0001", metadata={"step": 2})
     row = Checkpoint.objects.get(checkpoint_id="0002")
@@ -81,10 +82,11 @@ def test_writes_are_one_upsert_keeping_regular_and_replacing_special(workspace, 
     with django_assert_num_queries(1):
         put([{"idx": -1, "channel": "__error__", "type": "json", "value": _b64(b"e2")},
              {"idx": 1, "channel": "b", "type": "json", "value": _b64(b"new")}])
-    # A replayed regular write is kept; as the upsert wrote fewer rows than it
-    # was given, the transaction path runs it again: SAVEPOINT, the thread's
+    # A replayed regular write is kept. PostgreSQL's statement tells a kept
+    # write from a missing thread; on SQLite, as the upsert wrote fewer rows
+    # than it was given, the transaction path runs: SAVEPOINT, the thread's
     # id, the same upsert, RELEASE.
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(1 if connection.vendor == "postgresql" else 5):
         put([{"idx": 0, "channel": "a", "type": "json", "value": _b64(b"replayed")},
              {"idx": -1, "channel": "__error__", "type": "json", "value": _b64(b"e3")}])
     stored = {w.idx: bytes(w.value) for w in CheckpointWrite.objects.all()}
@@ -154,3 +156,22 @@ def test_claude_append_is_one_batch(workspace):
     assert mirrored.count() == 1 + 134
     assert [e.message.content for e in mirrored[:3]] == ["start", "line 0", "line 1"]
     assert list(Message.objects.order_by("floor_no").values_list("floor_no", flat=True)) == list(range(1, 136))
+
+
+def test_a_batch_of_puts_and_writes_is_one_statement_on_postgresql(workspace, django_assert_num_queries):
+    _put(workspace, "0001")  # the thread exists
+    ops = [
+        {"op": "put", "thread_id": "t", "checkpoint_id": "0002", "parent_checkpoint_id": "0001", "type": "msgpack",
+         "checkpoint": _b64(b"s2"), "metadata": {"step": 2}},
+        {"op": "put_writes", "thread_id": "t", "checkpoint_id": "0002", "task_id": "a",
+         "writes": [{"idx": 0, "channel": "x", "type": "json", "value": _b64(b"1")}]},
+        {"op": "put_writes", "thread_id": "t", "checkpoint_id": "0002", "task_id": "b",
+         "writes": [{"idx": 0, "channel": "y", "type": "json", "value": _b64(b"2")}]},
+    ]
+    # One statement is its own transaction on PostgreSQL; SQLite writes the
+    # batch in one transaction (SAVEPOINT inside the test's), the threads' ids,
+    # one INSERT per table, RELEASE.
+    with django_assert_num_queries(1 if connection.vendor == "postgresql" else 5):
+        checkpoints.checkpoint_batch(workspace=workspace, ops=ops)
+    assert Checkpoint.objects.count() == 2
+    assert sorted(CheckpointWrite.objects.values_list("task_id", "channel")) == [("a", "x"), ("b", "y")]

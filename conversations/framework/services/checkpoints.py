@@ -14,16 +14,29 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
+from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 
 from accounts.models import Workspace
 from conversations.framework.services.common import clean_list, clean_text, contains_nul
 from conversations.models import Checkpoint, CheckpointWrite, Conversation, FrameworkSource
 from conversations.services import conversation_delete, conversation_get_or_create, validate_conversation_id
-from memory_project.db import cast_type, column, fetch_one, insert_objects, on_conflict_sql, prepared_cursor, table
+from memory_project.db import (
+    cast_type,
+    column,
+    fetch_one,
+    insert_objects,
+    json_records,
+    json_recordset,
+    on_conflict_sql,
+    prepared_cursor,
+    record_names,
+    table,
+)
 from memory_project.errors import ValidationError
 
 MAX_NS_BYTES = 512
@@ -57,19 +70,23 @@ def _thread(*, workspace: Workspace, thread_id: str) -> Conversation:
     return conversation
 
 
-def checkpoint_put(
-    *,
-    workspace: Workspace,
-    thread_id: Any,
-    checkpoint_ns: Any,
-    checkpoint_id: Any,
-    parent_checkpoint_id: Any,
-    type: Any,
-    checkpoint: Any,
-    metadata: Any,
-) -> Checkpoint:
-    """Store a checkpoint, replacing one stored under the same (thread,
-    namespace, id): one upsert statement once the thread exists."""
+@dataclass
+class _Put:
+    thread_id: str
+    row: Checkpoint
+
+
+@dataclass
+class _Writes:
+    thread_id: str
+    rows: list[CheckpointWrite]
+    sent: int  # writes in the request, repeats of an index included
+
+
+def _clean_put(
+    *, workspace: Workspace, thread_id: Any, checkpoint_ns: Any, checkpoint_id: Any, parent_checkpoint_id: Any,
+    type: Any, checkpoint: Any, metadata: Any,
+) -> _Put:
     thread_id = clean_thread_id(thread_id)
     checkpoint_ns = clean_ns(checkpoint_ns)
     checkpoint_id = clean_text(checkpoint_id, field="checkpoint_id", max_bytes=MAX_ID_BYTES)
@@ -94,56 +111,13 @@ def checkpoint_put(
         run_id=run_id,
         created_at=timezone.now(),
     )
-    # One statement is its own transaction: no BEGIN / COMMIT round trips
-    # around it while the thread exists.
-    row.pk = _upsert_checkpoint(row, thread_id=thread_id)
-    if row.pk is None:
-        with transaction.atomic():
-            # The thread's first checkpoint: its conversation is created first.
-            _thread(workspace=workspace, thread_id=thread_id)
-            row.pk = _upsert_checkpoint(row, thread_id=thread_id)
-    return row
+    return _Put(thread_id, row)
 
 
-# Columns a repeated put of the same checkpoint id overwrites (LangGraph's savers upsert).
-_CHECKPOINT_UPDATED = ("workspace", "parent_checkpoint_id", "type", "checkpoint", "metadata", "run_id")
-
-
-def _upsert_checkpoint(row: Checkpoint, *, thread_id: str) -> int | None:
-    """`INSERT ... SELECT ... ON CONFLICT DO UPDATE`: one statement, the
-    thread's conversation found by its id in the same statement. Returns the
-    row id, or None when the conversation does not exist yet."""
-    fields = [f for f in Checkpoint._meta.concrete_fields if not f.primary_key and f.name != "conversation"]
-    conversation = Conversation._meta
-    qn = connection.ops.quote_name
-    values = [f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields]
-    columns = ", ".join(qn(f.column) for f in fields)
-    conflict = on_conflict_sql(Checkpoint, ("conversation", "checkpoint_ns", "checkpoint_id"),
-                               update=_CHECKPOINT_UPDATED)
-    sql = (
-        f"INSERT INTO {table(Checkpoint)} ({columns}, {column(Checkpoint, 'conversation')}) "
-        f"SELECT {', '.join(['%s'] * len(fields))}, c.{qn(conversation.pk.column)} FROM {table(Conversation)} c "
-        f"WHERE c.{column(Conversation, 'workspace')} = %s AND c.{column(Conversation, 'external_id')} = %s "
-        f"{conflict} RETURNING {qn(Checkpoint._meta.pk.column)}"
-    )
-    found = fetch_one(sql, [*values, row.workspace_id, thread_id], prepared=True)
-    return found[0] if found else None
-
-
-def checkpoint_writes_put(
-    *,
-    workspace: Workspace,
-    thread_id: Any,
-    checkpoint_ns: Any,
-    checkpoint_id: Any,
-    task_id: Any,
-    task_path: Any,
+def _clean_writes(
+    *, workspace: Workspace, thread_id: Any, checkpoint_ns: Any, checkpoint_id: Any, task_id: Any, task_path: Any,
     writes: Any,
-) -> int:
-    """Store a task's writes; `writes` is `[{"idx", "channel", "type", "value"}]`.
-
-    One multi-row upsert: a regular write (idx >= 0) already stored is kept
-    (a replay), a special one (idx < 0) is overwritten."""
+) -> _Writes:
     thread_id = clean_thread_id(thread_id)
     checkpoint_ns = clean_ns(checkpoint_ns)
     checkpoint_id = clean_text(checkpoint_id, field="checkpoint_id", max_bytes=MAX_ID_BYTES)
@@ -157,6 +131,8 @@ def checkpoint_writes_put(
         idx = write.get("idx")
         if isinstance(idx, bool) or not isinstance(idx, int):
             raise ValidationError(f"writes[{index}].idx: must be an integer.")
+        if not -(2**31) <= idx < 2**31:
+            raise ValidationError(f"writes[{index}].idx: out of range.")
         row = {
             "idx": idx,
             "channel": clean_text(write.get("channel"), field=f"writes[{index}].channel", max_bytes=256),
@@ -167,32 +143,152 @@ def checkpoint_writes_put(
         # index stands, the last special one wins.
         if idx < 0 or idx not in by_idx:
             by_idx[idx] = row
-    if not by_idx:
-        return 0
     rows = [
         CheckpointWrite(workspace=workspace, checkpoint_ns=checkpoint_ns, checkpoint_id=checkpoint_id, task_id=task_id,
                         task_path=task_path, **row)
         for row in by_idx.values()
     ]
-    if _upsert_writes(rows, thread_id=thread_id):
-        return len(cleaned)
+    return _Writes(thread_id, rows, len(cleaned))
+
+
+def checkpoint_put(*, workspace: Workspace, **body: Any) -> Checkpoint:
+    """Store a checkpoint, replacing one stored under the same (thread,
+    namespace, id). `body` is a put's: thread_id, checkpoint_ns,
+    checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata."""
+    put = _clean_put(workspace=workspace, **body)
+    _store(workspace, [put], [])
+    return put.row
+
+
+def checkpoint_writes_put(*, workspace: Workspace, **body: Any) -> int:
+    """Store a task's writes. `body` is a writes': thread_id, checkpoint_ns,
+    checkpoint_id, task_id, task_path and `writes`, `[{"idx", "channel",
+    "type", "value"}]`. A regular write (idx >= 0) already stored is kept
+    (a replay), a special one (idx < 0) is overwritten."""
+    writes = _clean_writes(workspace=workspace, **body)
+    _store(workspace, [], [writes])
+    return writes.sent
+
+
+MAX_OPS_PER_BATCH = 100
+BATCH_OPS = ("put", "put_writes")
+_PUT_FIELDS = ("thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "type", "checkpoint", "metadata")
+_WRITES_FIELDS = ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "task_path", "writes")
+
+
+def checkpoint_batch(*, workspace: Workspace, ops: Any) -> list[dict[str, Any]]:
+    """Puts and task writes stored together, as if applied in order: all, or
+    (one op refused) none. A saver sends in one request what its threads ask
+    for at once (a step's writes beside the checkpoint put before them), so
+    a graph run costs a round trip per step, not one per call.
+
+    Each op is a put's or a writes' body with `"op": "put"` or
+    `"op": "put_writes"`; the answer holds, per op, what its own endpoint
+    answers."""
+    ops = clean_list(ops, field="ops", max_items=MAX_OPS_PER_BATCH)
+    puts: list[_Put] = []
+    writes: list[_Writes] = []
+    results: list[dict[str, Any]] = []
+    sent = 0
+    for index, op in enumerate(ops):
+        try:
+            if not isinstance(op, dict):
+                raise ValidationError("must be an object.")
+            kind = op.get("op")
+            if kind == "put":
+                put = _clean_put(workspace=workspace, **_op_body(op, _PUT_FIELDS))
+                puts.append(put)
+                results.append(
+                    {"thread_id": put.thread_id, "checkpoint_ns": put.row.checkpoint_ns, "checkpoint_id": put.row.checkpoint_id}
+                )
+            elif kind == "put_writes":
+                task = _clean_writes(workspace=workspace, **_op_body(op, _WRITES_FIELDS))
+                # One writes request's bound holds over the whole batch.
+                sent += task.sent
+                if sent > MAX_WRITES_PER_REQUEST:
+                    raise ValidationError(f"writes: at most {MAX_WRITES_PER_REQUEST} per request, over all ops.")
+                writes.append(task)
+                results.append({"written": task.sent})
+            else:
+                raise ValidationError(f"op: must be one of {', '.join(BATCH_OPS)}.")
+        except ValidationError as exc:
+            raise ValidationError(f"ops[{index}]: {exc.message}", details={"op_index": index}) from None
+    _store(workspace, puts, writes)
+    return results
+
+
+def _op_body(op: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    body = {name: op.get(name) for name in names}
+    if "metadata" in names and "metadata" not in op:
+        body["metadata"] = {}  # as the put endpoint: absent metadata is empty
+    return body
+
+
+def _store(workspace: Workspace, puts: list[_Put], writes: list[_Writes]) -> None:
+    """Store checked puts and writes, all or none. Once every thread exists,
+    one statement (its own transaction) stores them: the whole batch on
+    PostgreSQL, a lone put or task's writes on SQLite. Otherwise one
+    transaction creates the missing threads and stores everything."""
+    threads = sorted({p.thread_id for p in puts} | {w.thread_id for w in writes})
+    if connection.vendor == "postgresql":
+        if _upsert_all(workspace, threads, puts, writes):
+            return
+        with transaction.atomic():
+            for thread_id in threads:
+                _thread(workspace=workspace, thread_id=thread_id)
+            if not _upsert_all(workspace, threads, puts, writes):
+                raise RuntimeError("a checkpoint thread vanished inside its transaction")
+        return
+    if len(puts) + len(writes) == 1 and _upsert_alone(puts, writes):
+        return
     with transaction.atomic():
-        conversation_id = (
-            Conversation.objects.filter(workspace=workspace, external_id=thread_id).values_list("pk", flat=True).first()
+        found = dict(
+            Conversation.objects.filter(workspace=workspace, external_id__in=threads).values_list("external_id", "pk")
         )
-        if conversation_id is None:
-            conversation_id = _thread(workspace=workspace, thread_id=thread_id).pk
-        for row in rows:
-            row.conversation_id = conversation_id
-        insert_objects(
-            rows,
-            on_conflict=_WRITE_KEY,
-            update=_WRITE_UPDATED,
-            update_where=_overwritten(),
-        )
-    return len(cleaned)
+        for thread_id in threads:
+            if thread_id not in found:
+                found[thread_id] = _thread(workspace=workspace, thread_id=thread_id).pk
+        rows = _last_put_of_each_key(puts)
+        for put in rows:
+            put.row.conversation_id = found[put.thread_id]
+        insert_objects([put.row for put in rows], on_conflict=_CHECKPOINT_KEY, update=_CHECKPOINT_UPDATED)
+        keyed = _first_regular_last_special(writes)
+        for (thread_id, *_), row in keyed.items():
+            row.conversation_id = found[thread_id]
+        insert_objects(list(keyed.values()), on_conflict=_WRITE_KEY, update=_WRITE_UPDATED, update_where=_overwritten())
 
 
+def _upsert_alone(puts: list[_Put], writes: list[_Writes]) -> bool:
+    """One put or one task's writes in one statement; False when not all was
+    written (the thread does not exist yet, or a replayed write was kept)."""
+    if puts:
+        puts[0].row.pk = _upsert_checkpoint(puts[0].row, thread_id=puts[0].thread_id)
+        return puts[0].row.pk is not None
+    return not writes[0].rows or _upsert_writes(writes[0].rows, thread_id=writes[0].thread_id)
+
+
+def _last_put_of_each_key(puts: list[_Put]) -> list[_Put]:
+    # Puts of the same checkpoint in one batch: the last one stands, as if
+    # each had been its own request (one upsert may not touch a row twice).
+    return list({(p.thread_id, p.row.checkpoint_ns, p.row.checkpoint_id): p for p in puts}.values())
+
+
+def _first_regular_last_special(writes: list[_Writes]) -> dict[tuple[Any, ...], CheckpointWrite]:
+    """The batch's writes by key (thread first): across its tasks, as within
+    one, the first regular write of a key stands and the last special one
+    wins (one upsert may not touch a row twice)."""
+    keyed: dict[tuple[Any, ...], CheckpointWrite] = {}
+    for task in writes:
+        for row in task.rows:
+            key = (task.thread_id, row.checkpoint_ns, row.checkpoint_id, row.task_id, row.idx)
+            if row.idx < 0 or key not in keyed:
+                keyed[key] = row
+    return keyed
+
+
+# Columns a repeated put of the same checkpoint id overwrites (LangGraph's savers upsert).
+_CHECKPOINT_KEY = ("conversation", "checkpoint_ns", "checkpoint_id")
+_CHECKPOINT_UPDATED = ("workspace", "parent_checkpoint_id", "type", "checkpoint", "metadata", "run_id")
 _WRITE_KEY = ("conversation", "checkpoint_ns", "checkpoint_id", "task_id", "idx")
 _WRITE_UPDATED = ("task_path", "channel", "type", "value")
 
@@ -201,6 +297,87 @@ def _overwritten() -> str:
     """The upsert's condition: a special write (negative idx: an error, an
     interrupt) overwrites the stored one; a regular write already stored is kept."""
     return f"excluded.{column(CheckpointWrite, 'idx')} < 0"
+
+
+def _saved_fields(model: type[models.Model]) -> list[models.Field]:
+    """The columns a put or write sets (the thread's conversation is looked up by the statement)."""
+    return [f for f in model._meta.concrete_fields if not f.primary_key and f.name != "conversation"]
+
+
+def _thread_field() -> models.Field:
+    # Each JSON row names its thread in a column of the thread id's type.
+    return Conversation._meta.get_field("external_id")
+
+
+@functools.cache
+def _upsert_all_sql() -> str:
+    """PostgreSQL: the puts' and writes' upserts in one statement, their rows
+    in two JSON parameters, each row's thread found by id. Nothing is written
+    unless every thread named exists (the caller then creates them in a
+    transaction), so the statement stores all or none."""
+    qn = connection.ops.quote_name
+    thread = _thread_field()
+    thread_name = record_names([thread])[0]
+
+    def upsert(model: type[models.Model], alias: str, conflict: str) -> str:
+        fields = _saved_fields(model)
+        names = ", ".join(f"{alias}.{name}" for name in record_names(fields))
+        return (
+            f"INSERT INTO {table(model)} ({', '.join(qn(f.column) for f in fields)}, {column(model, 'conversation')}) "
+            f"SELECT {names}, t.id FROM {json_recordset([*fields, thread], alias)} "
+            f"JOIN threads t ON t.external_id = {alias}.{thread_name} "
+            f"WHERE (SELECT count(*) FROM threads) = %s {conflict} RETURNING 1"
+        )
+
+    put_conflict = on_conflict_sql(Checkpoint, _CHECKPOINT_KEY, update=_CHECKPOINT_UPDATED)
+    write_conflict = on_conflict_sql(CheckpointWrite, _WRITE_KEY, update=_WRITE_UPDATED, update_where=_overwritten())
+    return (
+        f"WITH threads AS (SELECT c.{column(Conversation, 'id')} AS id, c.{column(Conversation, 'external_id')} "
+        f"AS external_id FROM {table(Conversation)} c WHERE c.{column(Conversation, 'workspace')} = %s "
+        f"AND c.{column(Conversation, 'external_id')} = ANY(%s)), "
+        f"puts AS ({upsert(Checkpoint, 'p', put_conflict)}), "
+        f"writes AS ({upsert(CheckpointWrite, 'w', write_conflict)}) "
+        "SELECT (SELECT count(*) FROM threads), (SELECT count(*) FROM puts), (SELECT count(*) FROM writes)"
+    )
+
+
+def _upsert_all(workspace: Workspace, threads: list[str], puts: list[_Put], writes: list[_Writes]) -> bool:
+    """The batch in one statement; False (nothing written) when a thread does not exist yet."""
+    put_fields, write_fields, thread = _saved_fields(Checkpoint), _saved_fields(CheckpointWrite), _thread_field()
+    put_rows = ([getattr(p.row, f.attname) for f in put_fields] + [p.thread_id] for p in _last_put_of_each_key(puts))
+    write_rows = (
+        [getattr(row, f.attname) for f in write_fields] + [key[0]] for key, row in _first_regular_last_special(writes).items()
+    )
+    params = [
+        workspace.pk,
+        threads,
+        json_records([*put_fields, thread], put_rows),
+        len(threads),
+        json_records([*write_fields, thread], write_rows),
+        len(threads),
+    ]
+    found = fetch_one(_upsert_all_sql(), params, prepared=True)
+    return found is not None and found[0] == len(threads)
+
+
+def _upsert_checkpoint(row: Checkpoint, *, thread_id: str) -> int | None:
+    """`INSERT ... SELECT ... ON CONFLICT DO UPDATE`: one statement, the
+    thread's conversation found by its id in the same statement. Returns the
+    row id, or None when the conversation does not exist yet."""
+    fields = _saved_fields(Checkpoint)
+    conversation = Conversation._meta
+    qn = connection.ops.quote_name
+    values = [f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields]
+    columns = ", ".join(qn(f.column) for f in fields)
+    conflict = on_conflict_sql(Checkpoint, _CHECKPOINT_KEY, update=_CHECKPOINT_UPDATED)
+    sql = (
+        f"INSERT INTO {table(Checkpoint)} ({columns}, {column(Checkpoint, 'conversation')}) "
+        f"SELECT {', '.join(['%s'] * len(fields))}, c.{qn(conversation.pk.column)} FROM {table(Conversation)} c "
+        f"WHERE c.{column(Conversation, 'workspace')} = %s AND c.{column(Conversation, 'external_id')} = %s "
+        f"{conflict} RETURNING {qn(Checkpoint._meta.pk.column)}"
+    )
+    found = fetch_one(sql, [*values, row.workspace_id, thread_id], prepared=True)
+    return found[0] if found else None
 
 
 def _upsert_writes(rows: list[CheckpointWrite], *, thread_id: str) -> bool:
@@ -213,7 +390,7 @@ def _upsert_writes(rows: list[CheckpointWrite], *, thread_id: str) -> bool:
     writes them, creating the thread if needed; repeating the upsert is
     harmless."""
     wr, conv = CheckpointWrite, Conversation
-    fields = [f for f in wr._meta.concrete_fields if not f.primary_key and f.name != "conversation"]
+    fields = _saved_fields(wr)
     qn = connection.ops.quote_name
     # Without the column's length: a cast to varchar(n) would cut, not refuse.
     cast = "::{}".format if connection.vendor == "postgresql" else (lambda _: "")
