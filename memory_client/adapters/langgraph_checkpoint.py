@@ -3,13 +3,20 @@
 A thread is a conversation. Checkpoints and pending writes travel as the
 saver's serializer wrote them (`serde.dumps_typed`: a type string and bytes,
 base64 on the wire), so any serializer round-trips unchanged.
+
+Puts and writes go through a group commit: LangGraph saves from background
+threads (tasks, when async), a step's writes beside the checkpoint put before
+them, and what is asked for at once travels as one `batch` request. Each call
+still returns only once its own data is stored.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import random
+import weakref
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
@@ -25,8 +32,10 @@ from langgraph.checkpoint.base import (
     get_serializable_checkpoint_metadata,
 )
 
-from memory_client._transport import Call, nothing
+from memory_client._transport import Call, data_of, nothing
 from memory_client.adapters._connections import Connections
+from memory_client.adapters._group_commit import AsyncGroupCommit, GroupCommit
+from memory_client.errors import MemoryNotFoundError, MemoryValidationError
 
 PAGE_SIZE = 100
 
@@ -35,10 +44,21 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
+def _is_put(op: dict[str, Any]) -> bool:
+    # LangGraph's next put waits for this one; writes wait on nothing.
+    return op["op"] == "put"
+
+
 class MemoryCheckpointSaver(BaseCheckpointSaver[str]):
     def __init__(self, config: Any, *, serde: Any = None):
         super().__init__(serde=serde)
         self._conn = Connections(config)
+        self._saves = GroupCommit(self._send, urgent=_is_put)
+        self._asaves: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncGroupCommit[dict[str, Any]]] = (
+            weakref.WeakKeyDictionary()
+        )
+        # Off once a server without the batch endpoint answered 404.
+        self._batches = True
 
     # --- Wire <-> LangGraph ---------------------------------------------------
 
@@ -87,13 +107,14 @@ class MemoryCheckpointSaver(BaseCheckpointSaver[str]):
             params["filter"] = json.dumps(filter)
         return params
 
-    def _put_call(
+    def _put_op(
         self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata
-    ) -> tuple[Call, RunnableConfig]:
+    ) -> tuple[dict[str, Any], RunnableConfig]:
         configurable = config["configurable"]
         thread_id, ns = configurable["thread_id"], configurable.get("checkpoint_ns", "")
         type_, data = self.serde.dumps_typed(checkpoint)
-        body = {
+        op = {
+            "op": "put",
             "thread_id": thread_id,
             "checkpoint_ns": ns,
             "checkpoint_id": checkpoint["id"],
@@ -102,17 +123,18 @@ class MemoryCheckpointSaver(BaseCheckpointSaver[str]):
             "checkpoint": _b64(data),
             "metadata": get_serializable_checkpoint_metadata(config, metadata),
         }
-        # An upsert by (thread, namespace, id): safe to retry.
-        call = Call("POST", "langgraph_checkpoints", json=body, parse=nothing, retry=True)
-        return call, {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
+        return op, {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
 
-    def _writes_call(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str) -> Call:
+    def _writes_op(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str
+    ) -> dict[str, Any]:
         configurable = config["configurable"]
         rows = []
         for idx, (channel, value) in enumerate(writes):
             type_, data = self.serde.dumps_typed(value)
             rows.append({"idx": WRITES_IDX_MAP.get(channel, idx), "channel": channel, "type": type_, "value": _b64(data)})
-        body = {
+        return {
+            "op": "put_writes",
             "thread_id": configurable["thread_id"],
             "checkpoint_ns": configurable.get("checkpoint_ns", ""),
             "checkpoint_id": configurable["checkpoint_id"],
@@ -120,8 +142,63 @@ class MemoryCheckpointSaver(BaseCheckpointSaver[str]):
             "task_path": task_path,
             "writes": rows,
         }
-        # Regular writes are insert-or-ignore and special ones overwrite: replays are harmless.
-        return Call("POST", "langgraph_checkpoints/writes", json=body, parse=nothing, retry=True)
+
+    # A put is an upsert by (thread, namespace, id); regular writes are
+    # insert-or-ignore and special ones overwrite: every save is safe to retry.
+
+    @staticmethod
+    def _op_call(op: dict[str, Any]) -> Call:
+        body = {key: value for key, value in op.items() if key != "op"}
+        path = "langgraph_checkpoints" if op["op"] == "put" else "langgraph_checkpoints/writes"
+        return Call("POST", path, json=body, parse=nothing, retry=True)
+
+    @staticmethod
+    def _batch_call(ops: list[dict[str, Any]]) -> Call:
+        return Call("POST", "langgraph_checkpoints/batch", json={"ops": ops}, parse=data_of, retry=True)
+
+    def _send(self, ops: list[dict[str, Any]]) -> list[Any]:
+        """The group commit's sender: a lone op as its own request, several
+        as one batch. A batch refused (one bad op; nothing was stored) is
+        sent op by op, so each caller gets its own op's answer."""
+        if len(ops) > 1 and self._batches:
+            try:
+                return self._conn.run(self._batch_call(ops))
+            except MemoryValidationError:
+                pass
+            except MemoryNotFoundError:
+                self._batches = False  # a server from before the batch endpoint
+        results: list[Any] = []
+        for op in ops:
+            try:
+                results.append(self._conn.run(self._op_call(op)))
+            except Exception as exc:  # that op's caller raises it
+                results.append(exc)
+        return results
+
+    async def _asend(self, ops: list[dict[str, Any]]) -> list[Any]:
+        """`_send` for the async calls."""
+        if len(ops) > 1 and self._batches:
+            try:
+                return await self._conn.arun(self._batch_call(ops))
+            except MemoryValidationError:
+                pass
+            except MemoryNotFoundError:
+                self._batches = False
+        results: list[Any] = []
+        for op in ops:
+            try:
+                results.append(await self._conn.arun(self._op_call(op)))
+            except Exception as exc:
+                results.append(exc)
+        return results
+
+    def _asaves_here(self) -> AsyncGroupCommit[dict[str, Any]]:
+        # A group commit per event loop, as the connections are.
+        loop = asyncio.get_running_loop()
+        saves = self._asaves.get(loop)
+        if saves is None:
+            saves = self._asaves[loop] = AsyncGroupCommit(self._asend, urgent=_is_put)
+        return saves
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         """Zero-padded, string-comparable versions, as LangGraph's own savers make."""
@@ -160,13 +237,13 @@ class MemoryCheckpointSaver(BaseCheckpointSaver[str]):
     def put(
         self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions
     ) -> RunnableConfig:
-        call, stored = self._put_call(config, checkpoint, metadata)
-        self._conn.run(call)
+        op, stored = self._put_op(config, checkpoint, metadata)
+        self._saves.run(op)
         return stored
 
     def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
         if writes:
-            self._conn.run(self._writes_call(config, writes, task_id, task_path))
+            self._saves.run(self._writes_op(config, writes, task_id, task_path))
 
     def delete_thread(self, thread_id: str) -> None:
         self._conn.run(Call("POST", "langgraph_checkpoints/delete_thread", json={"thread_id": str(thread_id)}, parse=nothing, retry=True))
@@ -213,15 +290,15 @@ class MemoryCheckpointSaver(BaseCheckpointSaver[str]):
     async def aput(
         self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions
     ) -> RunnableConfig:
-        call, stored = self._put_call(config, checkpoint, metadata)
-        await self._conn.arun(call)
+        op, stored = self._put_op(config, checkpoint, metadata)
+        await self._asaves_here().run(op)
         return stored
 
     async def aput_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
     ) -> None:
         if writes:
-            await self._conn.arun(self._writes_call(config, writes, task_id, task_path))
+            await self._asaves_here().run(self._writes_op(config, writes, task_id, task_path))
 
     async def adelete_thread(self, thread_id: str) -> None:
         await self._conn.arun(

@@ -1,0 +1,194 @@
+"""The client's group commit: what is asked for while a batch is in flight
+travels together in the next one; urgent ops never wait behind others; each
+caller gets its own op's answer."""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+import threading
+import time
+from typing import Annotated, TypedDict
+
+import httpx
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+
+from memory_client import MemoryClient
+from memory_client.adapters._group_commit import AsyncGroupCommit, GroupCommit
+from memory_client.errors import MemoryValidationError
+
+
+def _start(target, *args) -> threading.Thread:
+    thread = threading.Thread(target=target, args=args)
+    thread.start()
+    return thread
+
+
+def test_ops_queued_behind_a_batch_travel_together_in_the_next():
+    batches: list[list[str]] = []
+    first_in_flight, release_first = threading.Event(), threading.Event()
+
+    def send(ops: list[str]) -> list[str]:
+        batches.append(list(ops))
+        if len(batches) == 1:
+            first_in_flight.set()
+            release_first.wait(5)
+        return [f"stored {op}" for op in ops]
+
+    commit: GroupCommit[str] = GroupCommit(send)
+    answers: dict[str, str] = {}
+
+    def save(op: str) -> None:
+        answers[op] = commit.run(op)
+
+    first = _start(save, "a")
+    assert first_in_flight.wait(5)
+    queued = [_start(save, op) for op in ("b", "c", "d")]
+    deadline = time.monotonic() + 5
+    while len(commit._queue) < 3 and time.monotonic() < deadline:  # all three wait behind the batch in flight
+        time.sleep(0.001)
+    release_first.set()
+    for thread in (first, *queued):
+        thread.join(5)
+    assert batches[0] == ["a"] and sorted(batches[1]) == ["b", "c", "d"] and len(batches) == 2
+    assert answers == {op: f"stored {op}" for op in "abcd"}
+
+
+def test_an_urgent_op_does_not_wait_behind_a_batch_of_others():
+    in_flight, release = threading.Event(), threading.Event()
+    batches: list[list[str]] = []
+
+    def send(ops: list[str]) -> list[str]:
+        batches.append(list(ops))
+        if ops == ["write"]:
+            in_flight.set()
+            release.wait(5)
+        return ops
+
+    commit: GroupCommit[str] = GroupCommit(send, urgent=lambda op: op.startswith("put"))
+    slow = _start(commit.run, "write")
+    assert in_flight.wait(5)
+    assert commit.run("put") == "put"  # sent while the writes' batch is still in flight
+    release.set()
+    slow.join(5)
+    assert batches == [["write"], ["put"]]
+
+
+def test_each_caller_gets_its_own_ops_error_and_a_failed_batch_fails_all_its_callers():
+    commit: GroupCommit[int] = GroupCommit(lambda ops: [ValueError(op) if op < 0 else op for op in ops])
+    assert commit.run(1) == 1
+    with pytest.raises(ValueError):
+        commit.run(-1)
+
+    def broken(ops: list[int]) -> list[int]:
+        raise ConnectionError("down")
+
+    with pytest.raises(ConnectionError):
+        GroupCommit(broken).run(1)
+
+
+async def test_async_ops_queued_behind_a_batch_travel_together():
+    batches: list[list[str]] = []
+    release = asyncio.Event()
+
+    async def send(ops: list[str]) -> list[str]:
+        batches.append(list(ops))
+        if len(batches) == 1:
+            await release.wait()
+        return [op.upper() for op in ops]
+
+    commit: AsyncGroupCommit[str] = AsyncGroupCommit(send)
+    first = asyncio.create_task(commit.run("a"))
+    await asyncio.sleep(0)
+    rest = [asyncio.create_task(commit.run(op)) for op in "bcd"]
+    await asyncio.sleep(0)
+    release.set()
+    assert await asyncio.gather(first, *rest) == ["A", "B", "C", "D"]
+    assert batches == [["a"], ["b", "c", "d"]]
+
+
+async def test_a_cancelled_async_caller_does_not_cancel_the_batch_it_rode_in():
+    release = asyncio.Event()
+    sent: list[list[str]] = []
+
+    async def send(ops: list[str]) -> list[str]:
+        sent.append(list(ops))
+        await release.wait()
+        return ops
+
+    commit: AsyncGroupCommit[str] = AsyncGroupCommit(send)
+    waiting = asyncio.create_task(commit.run("a"))
+    await asyncio.sleep(0)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    release.set()
+    assert await commit.run("b") == "b"
+    assert sent == [["a"], ["b"]]
+
+
+class _CountingTransport(httpx.HTTPTransport):
+    """The real HTTP transport, noting the path of each POST."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.posts: list[str] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            self.posts.append(request.url.path)
+        return super().handle_request(request)
+
+
+class Steps(TypedDict):
+    steps: Annotated[list[str], operator.add]
+
+
+def _linear_graph(checkpointer, length: int = 10):
+    builder = StateGraph(Steps)
+    names = [f"step{i}" for i in range(length)]
+    for name in names:
+        builder.add_node(name, lambda state, name=name: {"steps": [name]})
+    builder.add_edge(START, names[0])
+    for a, b in zip(names, names[1:], strict=False):
+        builder.add_edge(a, b)
+    builder.add_edge(names[-1], END)
+    return builder.compile(checkpointer=checkpointer)
+
+
+def test_a_graph_run_sends_its_saves_in_fewer_requests_and_stores_the_same_history(live_server, api_key):
+    transport = _CountingTransport()
+    with MemoryClient(live_server.url, api_key, max_retries=4, transport=transport) as client:
+        saver = client.langgraph_checkpointer
+        calls = {"put": 0, "put_writes": 0}
+        for name in calls:
+            method = getattr(saver, name)
+
+            def counted(*args, _method=method, _name=name, **kwargs):
+                calls[_name] += 1
+                return _method(*args, **kwargs)
+
+            setattr(saver, name, counted)
+        config = {"configurable": {"thread_id": "linear"}}
+        ours = _linear_graph(saver)
+        result = ours.invoke({"steps": []}, config)
+        reference = _linear_graph(InMemorySaver())
+        assert result == reference.invoke({"steps": []}, config)
+        history = [(s.values, s.next, s.metadata["step"]) for s in ours.get_state_history(config)]
+        assert history == [(s.values, s.next, s.metadata["step"]) for s in reference.get_state_history(config)]
+    assert any(path.endswith("/batch") for path in transport.posts)
+    assert len(transport.posts) < calls["put"] + calls["put_writes"]
+
+
+def test_a_batch_with_one_refused_op_answers_each_op_alone(client):
+    saver = client.langgraph_checkpointer
+    config = {"configurable": {"thread_id": "mixed", "checkpoint_ns": "", "checkpoint_id": "0001"}}
+    good = saver._writes_op(config, [("c", "v")], "task-1", "")
+    bad = {**saver._writes_op(config, [("c", "v")], "task-2", ""), "thread_id": "a/b"}
+    answers = saver._send([good, bad])
+    assert answers[0] is None and isinstance(answers[1], MemoryValidationError)
+    stored = saver.get_tuple({"configurable": {"thread_id": "mixed", "checkpoint_ns": "", "checkpoint_id": "0001"}})
+    assert stored is None  # writes alone make no checkpoint ...
+    assert client.get_conversation(conversation_id="mixed").source == "langgraph"  # ... but the good one was stored
