@@ -64,7 +64,9 @@ def conversation_get_or_create(
     """Find or create a conversation (race-free); adapters create conversations through this."""
     external_id = validate_conversation_id(external_id)
     user_id = validate_user_id(user_id)
-    with transaction.atomic():
+    # A transaction for the row lock; inside a caller's, no savepoint of its
+    # own (the create's savepoint is what a lost race rolls back).
+    with transaction.atomic(savepoint=False):
         return _conversation_lock_or_create(
             workspace=workspace, external_id=external_id, user_id=user_id, metadata=metadata, source=source
         )
