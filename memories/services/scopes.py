@@ -12,6 +12,7 @@ those floors (rebuild resets it to 0 in the transaction that removes them).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 
@@ -31,6 +32,7 @@ from memories.models import (
     Status,
 )
 from memories.services.jobs import memory_job_enqueue
+from memory_project.db import column, insert_objects, table
 from memory_project.errors import NotFoundError, ValidationError
 
 logger = logging.getLogger(__name__)
@@ -128,20 +130,35 @@ def scope_note_appended(*, event) -> None:
     )
     if not (due or event.opens_branch):
         return
-    from conversations.models import Branch
-
-    branch = Branch.objects.select_related("conversation__workspace").filter(pk=event.branch.id).first()
-    if branch is None:
-        return  # deleted meanwhile
-    workspace = branch.conversation.workspace
     scope_id = branch_scope_id(event.external_id, event.branch.name)
     if event.opens_branch:
-        with transaction.atomic():
-            lock_scope_state(workspace=workspace, scope=Scope.BRANCH, scope_id=scope_id,
-                             conversation=branch.conversation, branch=branch)
+        _open_branch_scope(event=event, scope_id=scope_id)
     if due:
+        from conversations.models import Branch
+
+        branch = Branch.objects.select_related("conversation__workspace").filter(pk=event.branch.id).first()
+        if branch is None:
+            return  # deleted meanwhile
         # The job makes the scope state if it is still missing (extract_run).
-        memory_job_enqueue(workspace=workspace, kind=JobKind.EXTRACT, scope=Scope.BRANCH, scope_id=scope_id)
+        memory_job_enqueue(
+            workspace=branch.conversation.workspace, kind=JobKind.EXTRACT, scope=Scope.BRANCH, scope_id=scope_id
+        )
+
+
+def _open_branch_scope(*, event, scope_id: str) -> None:
+    """The scope state of a branch's first append, in one statement from what
+    the append reported. A state already there is kept; one left without a
+    branch (its conversation deleted and made again under the same id) gets
+    this one, as `lock_scope_state` would give it."""
+    state = ScopeState(workspace_id=event.workspace_id, scope=Scope.BRANCH, scope_id=scope_id,
+                       conversation_id=event.conversation_id, branch_id=event.branch.id)
+    with contextlib.suppress(IntegrityError):  # the branch was deleted meanwhile
+        insert_objects(
+            [state],
+            on_conflict=("workspace", "scope", "scope_id"),
+            update=("conversation", "branch", "updated_at"),
+            update_where=f"{table(ScopeState)}.{column(ScopeState, 'branch')} IS NULL",
+        )
 
 
 def scope_note_conversation_deleted(*, event) -> None:

@@ -155,3 +155,21 @@ def test_extraction_waits_for_the_threshold(workspace, django_capture_on_commit_
     assert job.status == "succeeded" and job.result["floors"] == 5
     state = ScopeState.objects.with_pending().get(pk=state.pk)
     assert not state.dirty and state.pending_floors == 0 and state.last_processed_floor_no == 5
+
+
+def test_a_branchs_first_append_makes_its_scope_state_in_one_statement(
+    workspace, django_capture_on_commit_callbacks, django_assert_num_queries
+):
+    scope_id = branch_scope_id("c6", "main")
+    # Left without a branch: its conversation was deleted and made again under the same id.
+    orphan = ScopeState.objects.create(workspace=workspace, scope="branch", scope_id=scope_id)
+    with override_settings(MEMORY_EXTRACT_MIN_FLOORS=50, MEMORY_EXTRACT_MIN_TOKENS=100000):
+        with django_capture_on_commit_callbacks() as callbacks:
+            append_all(workspace, "c6", [{"role": "user", "content": "I need to call the bank."}])
+        with django_assert_num_queries(1):
+            for callback in callbacks:
+                callback()
+    orphan.refresh_from_db()
+    assert orphan.branch.name == "main" and orphan.conversation.external_id == "c6"
+    assert ScopeState.objects.filter(scope_id=scope_id).count() == 1
+    assert ScopeState.objects.with_pending().get(pk=orphan.pk).pending_floors == 1
