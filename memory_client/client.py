@@ -86,19 +86,34 @@ class ClientConfig:
     def sync_http(self) -> httpx.Client:
         return httpx.Client(transport=self.transport, **self._kwargs())
 
+    def prepare_async(self) -> None:
+        """Import the async transport now (adapters call this as they are
+        made), so the first async call does not pay for it."""
+        if self.async_transport is None:
+            _aiohttp_transport_class()
+
     def async_http(self) -> httpx.AsyncClient:
         # aiohttp's connection pool and C parser under httpx's interface: an
         # async call costs less CPU than over httpx's own transport
         # (bench/floor.py, the OpenAI session). Without aiohttp, httpx's own.
         transport = self.async_transport
         if transport is None:
-            try:
-                from httpx_aiohttp import AiohttpTransport
-            except ImportError:
-                pass
-            else:
-                transport = AiohttpTransport(client=_aiohttp_session)
+            aiohttp_transport = _aiohttp_transport_class()
+            if aiohttp_transport is not None:
+                transport = aiohttp_transport(client=_aiohttp_session)
         return httpx.AsyncClient(transport=transport, **self._kwargs())
+
+
+@functools.cache
+def _aiohttp_transport_class() -> Any:
+    """`httpx_aiohttp.AiohttpTransport`, or None without it. Importing aiohttp
+    takes ~0.1 s: clients and adapters that will call asynchronously import
+    it as they are made, not in their first call."""
+    try:
+        from httpx_aiohttp import AiohttpTransport
+    except ImportError:
+        return None
+    return AiohttpTransport
 
 
 def _aiohttp_session() -> Any:
