@@ -134,15 +134,16 @@ def scope_note_appended(*, event) -> None:
     if event.opens_branch:
         _open_branch_scope(event=event, scope_id=scope_id)
     if due:
+        from accounts.models import Workspace
         from conversations.models import Branch
 
-        branch = Branch.objects.select_related("conversation__workspace").filter(pk=event.branch.id).first()
-        if branch is None:
+        # Two look-ups by primary key: a join of branch, conversation and
+        # workspace planned worse whenever the tables' statistics were stale.
+        workspace = Workspace.objects.filter(pk=event.workspace_id).first()
+        if workspace is None or not Branch.objects.filter(pk=event.branch.id).exists():
             return  # deleted meanwhile
         # The job makes the scope state if it is still missing (extract_run).
-        memory_job_enqueue(
-            workspace=branch.conversation.workspace, kind=JobKind.EXTRACT, scope=Scope.BRANCH, scope_id=scope_id
-        )
+        memory_job_enqueue(workspace=workspace, kind=JobKind.EXTRACT, scope=Scope.BRANCH, scope_id=scope_id)
 
 
 def _open_branch_scope(*, event, scope_id: str) -> None:
