@@ -139,9 +139,12 @@ def search_filter(queryset: QuerySet, q: str, *, selective_filter: bool = False)
             )
         else:
             # Index-driven: on the outer table's own rowid, so SQLite reads the
-            # matches once into a set and checks each row of the list against it.
+            # matches once into a set and checks each row of the list against
+            # it. The unary `+` keeps SQLite from turning the set around into
+            # a look-up of every match by rowid (then a sort of all the
+            # workspace's matches), which it chose from its statistics.
             matched = RawSQL(
-                f"{ITEM_TABLE}.rowid IN (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s)",
+                f"+{ITEM_TABLE}.rowid IN (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s)",
                 [phrase],
                 output_field=BooleanField(),
             )
