@@ -38,6 +38,8 @@ from memory_client.adapters._group_commit import AsyncGroupCommit, GroupCommit
 from memory_client.errors import MemoryNotFoundError, MemoryValidationError
 
 PAGE_SIZE = 100
+# The most ops the server takes in one batch request.
+BATCH_OPS = 100
 
 
 def _b64(data: bytes) -> str:
@@ -158,8 +160,11 @@ class MemoryCheckpointSaver(BaseCheckpointSaver[str]):
 
     def _send(self, ops: list[dict[str, Any]]) -> list[Any]:
         """The group commit's sender: a lone op as its own request, several
-        as one batch. A batch refused (one bad op; nothing was stored) is
-        sent op by op, so each caller gets its own op's answer."""
+        as one batch (at most `BATCH_OPS` to a request). A batch refused (one
+        bad op; nothing was stored) is sent op by op, so each caller gets its
+        own op's answer."""
+        if len(ops) > BATCH_OPS:
+            return [*self._send(ops[:BATCH_OPS]), *self._send(ops[BATCH_OPS:])]
         if len(ops) > 1 and self._batches:
             try:
                 return self._conn.run(self._batch_call(ops))
@@ -177,6 +182,8 @@ class MemoryCheckpointSaver(BaseCheckpointSaver[str]):
 
     async def _asend(self, ops: list[dict[str, Any]]) -> list[Any]:
         """`_send` for the async calls."""
+        if len(ops) > BATCH_OPS:
+            return [*await self._asend(ops[:BATCH_OPS]), *await self._asend(ops[BATCH_OPS:])]
         if len(ops) > 1 and self._batches:
             try:
                 return await self._conn.arun(self._batch_call(ops))

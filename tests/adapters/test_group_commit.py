@@ -192,3 +192,13 @@ def test_a_batch_with_one_refused_op_answers_each_op_alone(client):
     stored = saver.get_tuple({"configurable": {"thread_id": "mixed", "checkpoint_ns": "", "checkpoint_id": "0001"}})
     assert stored is None  # writes alone make no checkpoint ...
     assert client.get_conversation(conversation_id="mixed").source == "langgraph"  # ... but the good one was stored
+
+
+def test_more_ops_than_a_batch_takes_go_in_several_batches(live_server, api_key):
+    transport = _CountingTransport()
+    with MemoryClient(live_server.url, api_key, max_retries=4, transport=transport) as client:
+        saver = client.langgraph_checkpointer
+        config = {"configurable": {"thread_id": "wide", "checkpoint_ns": "", "checkpoint_id": "0001"}}
+        ops = [saver._writes_op(config, [("c", i)], f"task-{i}", "") for i in range(250)]
+        assert saver._send(ops) == [{"written": 1}] * 250
+    assert transport.posts.count("/v1/langgraph_checkpoints/batch") == 3
