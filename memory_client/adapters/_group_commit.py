@@ -115,11 +115,17 @@ class GroupCommit(Generic[Op]):
         entry = _Pending(op)
         with self._changed:
             self._queue.append(entry)
-            while not entry.done:
-                wait = self._lanes.wait_for(self._queue)
-                if wait == 0.0:
-                    break
-                self._changed.wait(wait)
+            try:
+                while not entry.done:
+                    wait = self._lanes.wait_for(self._queue)
+                    if wait == 0.0:
+                        break
+                    self._changed.wait(wait)
+            except BaseException:
+                # Interrupted while queued: the op is not sent after its caller gave up.
+                if entry in self._queue:
+                    self._queue.remove(entry)
+                raise
             if entry.done:
                 return entry.outcome()
             # This caller sends the queue, its own op included.
@@ -161,7 +167,14 @@ class AsyncGroupCommit(Generic[Op]):
         self._queue.append(entry)
         self._waits[id(entry)] = settled
         self._start_sending()
-        await settled
+        try:
+            await settled
+        except asyncio.CancelledError:
+            # Cancelled while queued: the op is not sent after its caller gave up.
+            if entry in self._queue:
+                self._queue.remove(entry)
+                del self._waits[id(entry)]
+            raise
         return entry.outcome()
 
     def _start_sending(self) -> None:
@@ -172,6 +185,10 @@ class AsyncGroupCommit(Generic[Op]):
             if self._lingering is None:
                 self._lingering = asyncio.get_running_loop().call_later(wait, self._linger_over)
             return
+        if self._lingering is not None:
+            # The batch takes the lingering ops now: the timer would only keep the loop alive.
+            self._lingering.cancel()
+            self._lingering = None
         batch, self._queue = self._queue, []
         urgent = self._lanes.take(batch)
         sender = asyncio.get_running_loop().create_task(self._send_batch(batch, urgent))

@@ -159,12 +159,21 @@ class MemoryCheckpointSaver(BaseCheckpointSaver[str]):
         return Call("POST", "langgraph_checkpoints/batch", json={"ops": ops}, parse=data_of, retry=True)
 
     def _send(self, ops: list[dict[str, Any]]) -> list[Any]:
-        """The group commit's sender: a lone op as its own request, several
-        as one batch (at most `BATCH_OPS` to a request). A batch refused (one
-        bad op; nothing was stored) is sent op by op, so each caller gets its
-        own op's answer."""
-        if len(ops) > BATCH_OPS:
-            return [*self._send(ops[:BATCH_OPS]), *self._send(ops[BATCH_OPS:])]
+        """The group commit's sender: one answer (or exception) per op. A lone
+        op goes as its own request, several as batches of at most
+        `BATCH_OPS`. A batch refused (one bad op; nothing was stored) is sent
+        op by op, so each caller gets its own op's answer; a batch that fails
+        otherwise fails its own ops only."""
+        results: list[Any] = []
+        for start in range(0, len(ops), BATCH_OPS):
+            chunk = ops[start : start + BATCH_OPS]
+            try:
+                results += self._send_chunk(chunk)
+            except Exception as exc:
+                results += [exc] * len(chunk)
+        return results
+
+    def _send_chunk(self, ops: list[dict[str, Any]]) -> list[Any]:
         if len(ops) > 1 and self._batches:
             try:
                 return self._conn.run(self._batch_call(ops))
@@ -182,8 +191,16 @@ class MemoryCheckpointSaver(BaseCheckpointSaver[str]):
 
     async def _asend(self, ops: list[dict[str, Any]]) -> list[Any]:
         """`_send` for the async calls."""
-        if len(ops) > BATCH_OPS:
-            return [*await self._asend(ops[:BATCH_OPS]), *await self._asend(ops[BATCH_OPS:])]
+        results: list[Any] = []
+        for start in range(0, len(ops), BATCH_OPS):
+            chunk = ops[start : start + BATCH_OPS]
+            try:
+                results += await self._asend_chunk(chunk)
+            except Exception as exc:
+                results += [exc] * len(chunk)
+        return results
+
+    async def _asend_chunk(self, ops: list[dict[str, Any]]) -> list[Any]:
         if len(ops) > 1 and self._batches:
             try:
                 return await self._conn.arun(self._batch_call(ops))

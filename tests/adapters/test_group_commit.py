@@ -21,9 +21,22 @@ from memory_client.errors import MemoryValidationError
 
 
 def _start(target, *args) -> threading.Thread:
-    thread = threading.Thread(target=target, args=args)
+    thread = threading.Thread(target=target, args=args, daemon=True)
     thread.start()
     return thread
+
+
+def _join(*threads: threading.Thread) -> None:
+    for thread in threads:
+        thread.join(5)
+        assert not thread.is_alive(), "a caller never returned"
+
+
+def _wait_until(condition, seconds: float = 5) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.001)
 
 
 def test_ops_queued_behind_a_batch_travel_together_in_the_next():
@@ -46,12 +59,9 @@ def test_ops_queued_behind_a_batch_travel_together_in_the_next():
     first = _start(save, "a")
     assert first_in_flight.wait(5)
     queued = [_start(save, op) for op in ("b", "c", "d")]
-    deadline = time.monotonic() + 5
-    while len(commit._queue) < 3 and time.monotonic() < deadline:  # all three wait behind the batch in flight
-        time.sleep(0.001)
+    _wait_until(lambda: len(commit._queue) == 3)  # all three wait behind the batch in flight
     release_first.set()
-    for thread in (first, *queued):
-        thread.join(5)
+    _join(first, *queued)
     assert batches[0] == ["a"] and sorted(batches[1]) == ["b", "c", "d"] and len(batches) == 2
     assert answers == {op: f"stored {op}" for op in "abcd"}
 
@@ -72,15 +82,62 @@ def test_an_urgent_op_does_not_wait_behind_a_batch_of_others():
     assert in_flight.wait(5)
     assert commit.run("put") == "put"  # sent while the writes' batch is still in flight
     release.set()
-    slow.join(5)
+    _join(slow)
     assert batches == [["write"], ["put"]]
 
 
-def test_each_caller_gets_its_own_ops_error_and_a_failed_batch_fails_all_its_callers():
-    commit: GroupCommit[int] = GroupCommit(lambda ops: [ValueError(op) if op < 0 else op for op in ops])
-    assert commit.run(1) == 1
-    with pytest.raises(ValueError):
-        commit.run(-1)
+def test_ops_queued_behind_an_urgent_batch_wait_a_moment_to_ride_with_the_next(monkeypatch):
+    monkeypatch.setattr("memory_client.adapters._group_commit.LINGER_SECONDS", 5.0)
+    in_flight, release = threading.Event(), threading.Event()
+    batches: list[list[str]] = []
+
+    def send(ops: list[str]) -> list[str]:
+        batches.append(list(ops))
+        if ops == ["put-1"]:
+            in_flight.set()
+            release.wait(5)
+        return ops
+
+    commit: GroupCommit[str] = GroupCommit(send, urgent=lambda op: op.startswith("put"))
+    first = _start(commit.run, "put-1")
+    assert in_flight.wait(5)
+    write = _start(commit.run, "write")
+    _wait_until(lambda: len(commit._queue) == 1)
+    release.set()
+    _join(first)
+    assert commit.run("put-2") == "put-2"  # within the linger: the write goes with it
+    _join(write)
+    assert batches == [["put-1"], ["write", "put-2"]]
+
+
+def test_each_caller_gets_its_own_ops_answer_and_a_failed_batch_fails_all_its_callers():
+    in_flight, release = threading.Event(), threading.Event()
+    batches: list[list[int]] = []
+
+    def send(ops: list[int]) -> list[object]:
+        batches.append(list(ops))
+        if ops == [0]:
+            in_flight.set()
+            release.wait(5)
+        return [ValueError(op) if op < 0 else op for op in ops]
+
+    commit: GroupCommit[int] = GroupCommit(send)
+    answers: dict[int, object] = {}
+
+    def save(op: int) -> None:
+        try:
+            answers[op] = commit.run(op)
+        except ValueError as exc:
+            answers[op] = exc
+
+    first = _start(save, 0)
+    assert in_flight.wait(5)
+    shared = [_start(save, op) for op in (1, -1, 2)]
+    _wait_until(lambda: len(commit._queue) == 3)
+    release.set()
+    _join(first, *shared)
+    assert sorted(batches[1]) == [-1, 1, 2]  # one batch, three answers
+    assert answers[1] == 1 and answers[2] == 2 and isinstance(answers[-1], ValueError)
 
     def broken(ops: list[int]) -> list[int]:
         raise ConnectionError("down")
@@ -119,26 +176,59 @@ async def test_a_cancelled_async_caller_does_not_cancel_the_batch_it_rode_in():
         return ops
 
     commit: AsyncGroupCommit[str] = AsyncGroupCommit(send)
-    waiting = asyncio.create_task(commit.run("a"))
+    stored: list[str] = []
+    riding = asyncio.create_task(commit.run("a"))
+    other = asyncio.create_task(commit.run("a2"))
     await asyncio.sleep(0)
-    waiting.cancel()
+    riding.cancel()
     with pytest.raises(asyncio.CancelledError):
-        await waiting
+        await riding
     release.set()
-    assert await commit.run("b") == "b"
-    assert sent == [["a"], ["b"]]
+    stored.append(await asyncio.wait_for(other, 5))  # the batch that carried "a" went on
+    assert await asyncio.wait_for(commit.run("b"), 5) == "b"
+    assert sent == [["a"], ["a2"], ["b"]] and stored == ["a2"]
+
+
+async def test_an_async_caller_cancelled_while_queued_is_not_sent():
+    release = asyncio.Event()
+    sent: list[list[str]] = []
+
+    async def send(ops: list[str]) -> list[str]:
+        sent.append(list(ops))
+        if ops == ["first"]:
+            await release.wait()
+        return ops
+
+    commit: AsyncGroupCommit[str] = AsyncGroupCommit(send)
+    first = asyncio.create_task(commit.run("first"))
+    await asyncio.sleep(0)
+    queued = asyncio.create_task(commit.run("given up"))
+    kept = asyncio.create_task(commit.run("kept"))
+    await asyncio.sleep(0)
+    queued.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await queued
+    release.set()
+    assert await asyncio.wait_for(asyncio.gather(first, kept), 5) == ["first", "kept"]
+    assert sent == [["first"], ["kept"]]
 
 
 class _CountingTransport(httpx.HTTPTransport):
-    """The real HTTP transport, noting the path of each POST."""
+    """The real HTTP transport, noting the path of each POST; with
+    `slow_puts`, a request carrying a checkpoint put waits that long first
+    (a slow network), so what LangGraph saves meanwhile queues behind it."""
 
-    def __init__(self) -> None:
+    def __init__(self, slow_puts: float = 0.0) -> None:
         super().__init__()
         self.posts: list[str] = []
+        self.slow_puts = slow_puts
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         if request.method == "POST":
             self.posts.append(request.url.path)
+            single_put = request.url.path.endswith("/langgraph_checkpoints")
+            if self.slow_puts and (single_put or b'"op":"put"' in request.read().replace(b" ", b"")):
+                time.sleep(self.slow_puts)
         return super().handle_request(request)
 
 
@@ -159,7 +249,7 @@ def _linear_graph(checkpointer, length: int = 10):
 
 
 def test_a_graph_run_sends_its_saves_in_fewer_requests_and_stores_the_same_history(live_server, api_key):
-    transport = _CountingTransport()
+    transport = _CountingTransport(slow_puts=0.03)
     with MemoryClient(live_server.url, api_key, max_retries=4, transport=transport) as client:
         saver = client.langgraph_checkpointer
         calls = {"put": 0, "put_writes": 0}
