@@ -174,3 +174,21 @@ def test_checkpoint_batch_bounds_its_size(api):
     assert api.post("/v1/langgraph_checkpoints/batch", [], format="json").status_code == 400
     assert not Checkpoint.objects.exists()
     assert api.post("/v1/langgraph_checkpoints/batch", {"ops": []}, format="json").json() == {"data": []}
+
+
+def test_empty_task_writes_store_nothing_and_make_no_thread(api):
+    empty = {"thread_id": "t-empty", "checkpoint_id": "0001", "task_id": "task", "writes": []}
+    assert api.post("/v1/langgraph_checkpoints/writes", empty, format="json").json() == {"data": {"written": 0}}
+    batch = {"ops": [{**empty, "op": "put_writes"}, {**empty, "op": "put_writes", "thread_id": "t-empty-2"}]}
+    assert api.post("/v1/langgraph_checkpoints/batch", batch, format="json").json() == {"data": [{"written": 0}] * 2}
+    assert not Conversation.objects.exists() and not CheckpointWrite.objects.exists()
+
+
+def test_a_batch_over_existing_and_new_threads_stores_all(api):
+    api.post("/v1/langgraph_checkpoints/batch", {"ops": [_put_op("t-old", "0001")]}, format="json")
+    ops = [_put_op("t-old", "0002", parent_checkpoint_id="0001"), _put_op("t-fresh", "0001"),
+           _writes_op("t-fresh", "0001", "task", (0, b"v"))]
+    assert api.post("/v1/langgraph_checkpoints/batch", {"ops": ops}, format="json").status_code == 200
+    assert sorted(Checkpoint.objects.values_list("conversation__external_id", "checkpoint_id")) == [
+        ("t-fresh", "0001"), ("t-old", "0001"), ("t-old", "0002")]
+    assert CheckpointWrite.objects.get().conversation.external_id == "t-fresh"

@@ -151,23 +151,46 @@ def _clean_writes(
     return _Writes(thread_id, rows, len(cleaned))
 
 
-def checkpoint_put(*, workspace: Workspace, **body: Any) -> Checkpoint:
+def checkpoint_put(
+    *,
+    workspace: Workspace,
+    thread_id: Any,
+    checkpoint_ns: Any,
+    checkpoint_id: Any,
+    parent_checkpoint_id: Any,
+    type: Any,
+    checkpoint: Any,
+    metadata: Any,
+) -> Checkpoint:
     """Store a checkpoint, replacing one stored under the same (thread,
-    namespace, id). `body` is a put's: thread_id, checkpoint_ns,
-    checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata."""
-    put = _clean_put(workspace=workspace, **body)
+    namespace, id): one upsert statement once the thread exists."""
+    put = _clean_put(
+        workspace=workspace, thread_id=thread_id, checkpoint_ns=checkpoint_ns, checkpoint_id=checkpoint_id,
+        parent_checkpoint_id=parent_checkpoint_id, type=type, checkpoint=checkpoint, metadata=metadata,
+    )
     _store(workspace, [put], [])
     return put.row
 
 
-def checkpoint_writes_put(*, workspace: Workspace, **body: Any) -> int:
-    """Store a task's writes. `body` is a writes': thread_id, checkpoint_ns,
-    checkpoint_id, task_id, task_path and `writes`, `[{"idx", "channel",
-    "type", "value"}]`. A regular write (idx >= 0) already stored is kept
-    (a replay), a special one (idx < 0) is overwritten."""
-    writes = _clean_writes(workspace=workspace, **body)
-    _store(workspace, [], [writes])
-    return writes.sent
+def checkpoint_writes_put(
+    *,
+    workspace: Workspace,
+    thread_id: Any,
+    checkpoint_ns: Any,
+    checkpoint_id: Any,
+    task_id: Any,
+    task_path: Any,
+    writes: Any,
+) -> int:
+    """Store a task's writes; `writes` is `[{"idx", "channel", "type", "value"}]`.
+    A regular write (idx >= 0) already stored is kept (a replay), a special
+    one (idx < 0) is overwritten."""
+    task = _clean_writes(
+        workspace=workspace, thread_id=thread_id, checkpoint_ns=checkpoint_ns, checkpoint_id=checkpoint_id,
+        task_id=task_id, task_path=task_path, writes=writes,
+    )
+    _store(workspace, [], [task])
+    return task.sent
 
 
 MAX_OPS_PER_BATCH = 100
@@ -229,7 +252,10 @@ def _store(workspace: Workspace, puts: list[_Put], writes: list[_Writes]) -> Non
     one statement (its own transaction) stores them: the whole batch on
     PostgreSQL, a lone put or task's writes on SQLite. Otherwise one
     transaction creates the missing threads and stores everything."""
+    writes = [task for task in writes if task.rows]  # no rows: nothing to store, no thread to make
     threads = sorted({p.thread_id for p in puts} | {w.thread_id for w in writes})
+    if not threads:
+        return
     if connection.vendor == "postgresql":
         if _upsert_all(workspace, threads, puts, writes):
             return
@@ -264,7 +290,7 @@ def _upsert_alone(puts: list[_Put], writes: list[_Writes]) -> bool:
     if puts:
         puts[0].row.pk = _upsert_checkpoint(puts[0].row, thread_id=puts[0].thread_id)
         return puts[0].row.pk is not None
-    return not writes[0].rows or _upsert_writes(writes[0].rows, thread_id=writes[0].thread_id)
+    return _upsert_writes(writes[0].rows, thread_id=writes[0].thread_id)
 
 
 def _last_put_of_each_key(puts: list[_Put]) -> list[_Put]:
