@@ -119,7 +119,8 @@ class MemoryItemFilterSet(_SortedFilterSet):
 
     def filter_q(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         data = self.form.cleaned_data
-        return search_filter(queryset, value, selective_filter=any(data.get(key) for key in SELECTIVE_FILTERS))
+        selective = any(data.get(key) for key in SELECTIVE_FILTERS)
+        return search_filter(queryset, value, selective_filter=selective, paged=True)
 
     def filter_queryset(self, queryset: QuerySet) -> QuerySet:
         data = self.form.cleaned_data

@@ -110,19 +110,22 @@ def fts_phrase(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
-def search_filter(queryset: QuerySet, q: str, *, selective_filter: bool = False) -> QuerySet:
+def search_filter(queryset: QuerySet, q: str, *, selective_filter: bool = False, paged: bool = False) -> QuerySet:
     """Items whose content or fact key contains `q` (case-insensitive substring).
 
-    `selective_filter`: the list is also filtered by something that picks few
-    rows (a scope id, a fact key, a source message); on SQLite the query is
-    then driven by that filter's index and `q` checked on its rows only.
-    Otherwise SQLite reads `q`'s matches from the index once and walks the
-    list's own index keeping the rows among them: a page costs about the
-    reading of the matches (a few milliseconds per 10,000), whatever the
-    workspace's size. Probing the index row by row instead cost a third of a
-    millisecond or more per row, and a text matching only old rows of a large
-    workspace probed most of it. (PostgreSQL's planner weighs the trigram
-    index against the other indexes from its statistics by itself.)
+    On SQLite, `selective_filter`: the list is also filtered by something
+    that picks few rows (a scope id, a fact key, a source message); the query
+    is then driven by that filter's index and `q` checked on its rows only.
+    Otherwise SQLite reads `q`'s matches from the index once into a set.
+    `paged`: the caller reads one page in the list's own order (the API's
+    memory list), so the list's index is walked, keeping the rows in the set:
+    a page costs about the reading of the matches, whatever the workspace's
+    size (a text matching nothing walks the workspace's index: ~15 ms per
+    100,000 rows). Without it SQLite may instead look each match up by rowid,
+    which suits counting all matches (the admin's search) but sorts every
+    match of the workspace for a page. Probing the index row by row cost a
+    third of a millisecond or more per row. (PostgreSQL's planner weighs the
+    trigram index against the other indexes from its statistics by itself.)
     """
     if q == "":
         return queryset
@@ -139,12 +142,12 @@ def search_filter(queryset: QuerySet, q: str, *, selective_filter: bool = False)
             )
         else:
             # Index-driven: on the outer table's own rowid, so SQLite reads the
-            # matches once into a set and checks each row of the list against
-            # it. The unary `+` keeps SQLite from turning the set around into
-            # a look-up of every match by rowid (then a sort of all the
-            # workspace's matches), which it chose from its statistics.
+            # matches once into a set. For a page, the unary `+` keeps SQLite
+            # from turning the set around into a look-up of every match by
+            # rowid (then a sort of all the workspace's matches), which it
+            # chose from its statistics.
             matched = RawSQL(
-                f"+{ITEM_TABLE}.rowid IN (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s)",
+                f"{'+' if paged else ''}{ITEM_TABLE}.rowid IN (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s)",
                 [phrase],
                 output_field=BooleanField(),
             )
