@@ -150,7 +150,9 @@ def _open_branch_scope(*, event, scope_id: str) -> None:
     """The scope state of a branch's first append, in one statement from what
     the append reported. A state already there is kept; one left without a
     branch (its conversation deleted and made again under the same id) gets
-    this one, as `lock_scope_state` would give it."""
+    this one, as `lock_scope_state` would give it. It runs after the append's
+    commit, outside a transaction, so the branch's (deferred) foreign-key
+    check is this statement's own and a branch deleted meanwhile fails here."""
     state = ScopeState(workspace_id=event.workspace_id, scope=Scope.BRANCH, scope_id=scope_id,
                        conversation_id=event.conversation_id, branch_id=event.branch.id)
     with contextlib.suppress(IntegrityError):  # the branch was deleted meanwhile

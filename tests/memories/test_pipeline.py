@@ -173,3 +173,21 @@ def test_a_branchs_first_append_makes_its_scope_state_in_one_statement(
     assert orphan.branch.name == "main" and orphan.conversation.external_id == "c6"
     assert ScopeState.objects.filter(scope_id=scope_id).count() == 1
     assert ScopeState.objects.with_pending().get(pk=orphan.pk).pending_floors == 1
+
+
+# Committed for real: the receiver runs after the append's commit, outside a
+# transaction, where the branch's deferred foreign key is checked at once.
+@pytest.mark.django_db(transaction=True)
+def test_a_first_append_announced_after_its_branch_was_deleted_makes_no_scope_state(workspace):
+    from conversations.hooks import BranchRef, MessagesAppended
+    from conversations.services import conversation_get_or_create
+    from memories.services.scopes import scope_note_appended
+
+    conversation, _ = conversation_get_or_create(workspace=workspace, external_id="c7")
+    event = MessagesAppended(
+        workspace_id=workspace.pk, conversation_id=conversation.pk, external_id="c7",
+        branch=BranchRef(id="br_deleted_meanwhile", name="side"), message_ids=("msg_1",), first_floor_no=1,
+        last_floor_no=1, tokens=5, pending_floors=1, pending_tokens=5, opens_branch=True,
+    )
+    scope_note_appended(event=event)  # the insert fails on the branch's foreign key, quietly
+    assert not ScopeState.objects.filter(scope_id=branch_scope_id("c7", "side")).exists()
