@@ -190,3 +190,17 @@ def test_a_call_url_is_parsed_once_and_keeps_its_query():
     assert str(call_url(http, Call("GET", "memories", params={"x": 1}))).endswith("?x=1")
     assert str(call_url(http, Call("GET", "memories", params={"x": [True, 1]}))).endswith("?x=true&x=1")
     http.close()
+
+
+async def test_an_async_client_reuses_the_loaded_certificates():
+    # Loading the system's certificates took ~20 ms, paid by the first call of
+    # every event loop when each async transport loaded its own.
+    from memory_client.client import _ssl_context
+
+    config = MemoryClient("http://svc.test", "k").config
+    first, second = config.async_http(), config.async_http()
+    try:
+        assert first._transport.ssl_context is second._transport.ssl_context is _ssl_context()
+    finally:
+        await first.aclose()
+        await second.aclose()
