@@ -37,6 +37,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 DB_NAME = "bench_load"
+WEB_WORKERS = 2
 
 
 def _free_port() -> int:
@@ -216,7 +217,7 @@ def main() -> int:
     base = f"http://127.0.0.1:{port}"
     web = subprocess.Popen(
         [str(Path(PY).parent / "gunicorn"), "-c", "memory_project/gunicorn.conf.py", "memory_project.wsgi",
-         "--bind", f"127.0.0.1:{port}", "--workers", "2", "--threads", "4", "--timeout", "60"],
+         "--bind", f"127.0.0.1:{port}", "--workers", str(WEB_WORKERS), "--threads", "4", "--timeout", "60"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )
     worker = subprocess.Popen(
@@ -226,7 +227,11 @@ def main() -> int:
     )
     try:
         _wait_http(f"{base}/healthz")
-        workers = _web_workers(web.pid)
+        # The first worker may answer before the master has forked the second:
+        # wait for both, or the CPU per request counts one worker's only.
+        deadline = time.monotonic() + 30
+        while len(workers := _web_workers(web.pid)) < WEB_WORKERS and time.monotonic() < deadline:
+            time.sleep(0.1)
         rss_boot = {pid: _rss_kib(pid) for pid in workers}
         # Imports and tokenizer tables load on first use: a short unmeasured
         # warm-up, so start -> end shows growth under load, not start-up.
