@@ -230,3 +230,33 @@ def test_prepared_statements_are_planned_once_for_any_parameters(settings):
     with connection.cursor() as cursor:
         cursor.execute("SHOW plan_cache_mode")
         assert cursor.fetchone()[0] == "auto"
+
+
+def test_first_checkpoint_batches_race_to_create_one_thread(workspace):
+    import base64
+
+    from conversations.framework.services.checkpoints import checkpoint_batch
+    from conversations.models import Checkpoint, CheckpointWrite
+
+    start = threading.Barrier(8)
+    blob = base64.b64encode(b"state").decode()
+
+    @_in_thread
+    def saver(worker: int) -> list:
+        start.wait()
+        ops = [
+            {"op": "put", "thread_id": "lg-fresh", "checkpoint_id": f"c{worker}", "type": "msgpack", "checkpoint": blob,
+             "metadata": {"step": worker}},
+            {"op": "put_writes", "thread_id": "lg-fresh", "checkpoint_id": f"c{worker}", "task_id": "t",
+             "writes": [{"idx": 0, "channel": "x", "type": "msgpack", "value": blob}]},
+        ]
+        return checkpoint_batch(workspace=workspace, ops=ops)
+
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(saver, range(8)))
+    assert all(answer[1] == {"written": 1} for answer in answers)
+    conversation = Conversation.objects.get(workspace=workspace, external_id="lg-fresh")
+    assert Branch.objects.filter(conversation=conversation).count() == 1
+    assert sorted(Checkpoint.objects.filter(conversation=conversation).values_list("checkpoint_id", flat=True)) == [
+        f"c{worker}" for worker in range(8)]
+    assert CheckpointWrite.objects.filter(conversation=conversation).count() == 8
