@@ -292,3 +292,15 @@ def test_more_ops_than_a_batch_takes_go_in_several_batches(live_server, api_key)
         ops = [saver._writes_op(config, [("c", i)], f"task-{i}", "") for i in range(250)]
         assert saver._send(ops) == [{"written": 1}] * 250
     assert transport.posts.count("/v1/langgraph_checkpoints/batch") == 3
+
+
+async def test_concurrent_async_graph_runs_share_one_saver_and_keep_their_own_histories(aclient):
+    saver = aclient.langgraph_checkpointer
+    ours, reference = _linear_graph(saver, length=6), _linear_graph(InMemorySaver(), length=6)
+    configs = [{"configurable": {"thread_id": f"async-{n}"}} for n in range(5)]
+    results = await asyncio.wait_for(asyncio.gather(*(ours.ainvoke({"steps": []}, c) for c in configs)), 60)
+    expected = await reference.ainvoke({"steps": []}, configs[0])
+    assert results == [expected] * 5
+    for config in configs:
+        history = [(s.values, s.next) async for s in ours.aget_state_history(config)]
+        assert history == [(s.values, s.next) async for s in reference.aget_state_history(configs[0])]
