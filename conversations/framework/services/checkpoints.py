@@ -26,14 +26,12 @@ from conversations.framework.services.common import clean_list, clean_text, cont
 from conversations.models import Checkpoint, CheckpointWrite, Conversation, FrameworkSource
 from conversations.services import conversation_delete, conversation_get_or_create, validate_conversation_id
 from memory_project.db import (
-    cast_type,
     column,
     fetch_one,
     insert_objects,
     json_records,
     json_recordset,
     on_conflict_sql,
-    prepared_cursor,
     record_names,
     table,
 )
@@ -257,40 +255,25 @@ def _store(workspace: Workspace, puts: list[_Put], writes: list[_Writes]) -> Non
     if not threads:
         return
     if connection.vendor == "postgresql":
-        if _upsert_all(workspace, threads, puts, writes):
-            return
-        with transaction.atomic():
-            for thread_id in threads:
-                _thread(workspace=workspace, thread_id=thread_id)
-            if not _upsert_all(workspace, threads, puts, writes):
-                raise RuntimeError("a checkpoint thread vanished inside its transaction")
-        return
-    if len(puts) + len(writes) == 1 and _upsert_alone(puts, writes):
+        stored = _upsert_all(workspace, threads, puts, writes)
+    else:
+        lone = len(puts) + len(writes) == 1
+        stored = lone and _upsert_in_thread([puts[0].row] if puts else writes[0].rows, thread_id=threads[0])
+    if stored:
         return
     with transaction.atomic():
-        found = dict(
-            Conversation.objects.filter(workspace=workspace, external_id__in=threads).values_list("external_id", "pk")
-        )
+        found = dict(_threads(workspace=workspace, thread_ids=threads).values_list("external_id", "pk"))
         for thread_id in threads:
             if thread_id not in found:
                 found[thread_id] = _thread(workspace=workspace, thread_id=thread_id).pk
-        rows = _last_put_of_each_key(puts)
-        for put in rows:
+        kept = _last_put_of_each_key(puts)
+        for put in kept:
             put.row.conversation_id = found[put.thread_id]
-        insert_objects([put.row for put in rows], on_conflict=_CHECKPOINT_KEY, update=_CHECKPOINT_UPDATED)
+        insert_objects([put.row for put in kept], **_UPSERT[Checkpoint])
         keyed = _first_regular_last_special(writes)
         for (thread_id, *_), row in keyed.items():
             row.conversation_id = found[thread_id]
-        insert_objects(list(keyed.values()), on_conflict=_WRITE_KEY, update=_WRITE_UPDATED, update_where=_overwritten())
-
-
-def _upsert_alone(puts: list[_Put], writes: list[_Writes]) -> bool:
-    """One put or one task's writes in one statement; False when not all was
-    written (the thread does not exist yet, or a replayed write was kept)."""
-    if puts:
-        puts[0].row.pk = _upsert_checkpoint(puts[0].row, thread_id=puts[0].thread_id)
-        return puts[0].row.pk is not None
-    return _upsert_writes(writes[0].rows, thread_id=writes[0].thread_id)
+        insert_objects(list(keyed.values()), **_UPSERT[CheckpointWrite])
 
 
 def _last_put_of_each_key(puts: list[_Put]) -> list[_Put]:
@@ -312,17 +295,25 @@ def _first_regular_last_special(writes: list[_Writes]) -> dict[tuple[Any, ...], 
     return keyed
 
 
-# Columns a repeated put of the same checkpoint id overwrites (LangGraph's savers upsert).
-_CHECKPOINT_KEY = ("conversation", "checkpoint_ns", "checkpoint_id")
-_CHECKPOINT_UPDATED = ("workspace", "parent_checkpoint_id", "type", "checkpoint", "metadata", "run_id")
-_WRITE_KEY = ("conversation", "checkpoint_ns", "checkpoint_id", "task_id", "idx")
-_WRITE_UPDATED = ("task_path", "channel", "type", "value")
+# How each table is upserted: a repeated put of a checkpoint id overwrites it
+# (LangGraph's savers upsert); a special write (negative idx: an error, an
+# interrupt) overwrites the stored one, a regular write already stored is kept.
+_UPSERT: dict[type[models.Model], dict[str, Any]] = {
+    Checkpoint: {
+        "on_conflict": ("conversation", "checkpoint_ns", "checkpoint_id"),
+        "update": ("workspace", "parent_checkpoint_id", "type", "checkpoint", "metadata", "run_id"),
+    },
+    CheckpointWrite: {
+        "on_conflict": ("conversation", "checkpoint_ns", "checkpoint_id", "task_id", "idx"),
+        "update": ("task_path", "channel", "type", "value"),
+        "update_where": f"excluded.{CheckpointWrite._meta.get_field('idx').column} < 0",
+    },
+}
 
 
-def _overwritten() -> str:
-    """The upsert's condition: a special write (negative idx: an error, an
-    interrupt) overwrites the stored one; a regular write already stored is kept."""
-    return f"excluded.{column(CheckpointWrite, 'idx')} < 0"
+def _conflict_sql(model: type[models.Model]) -> str:
+    spec = _UPSERT[model]
+    return on_conflict_sql(model, spec["on_conflict"], update=spec["update"], update_where=spec.get("update_where", ""))
 
 
 def _saved_fields(model: type[models.Model]) -> list[models.Field]:
@@ -345,24 +336,22 @@ def _upsert_all_sql() -> str:
     thread = _thread_field()
     thread_name = record_names([thread])[0]
 
-    def upsert(model: type[models.Model], alias: str, conflict: str) -> str:
+    def upsert(model: type[models.Model], alias: str) -> str:
         fields = _saved_fields(model)
         names = ", ".join(f"{alias}.{name}" for name in record_names(fields))
         return (
             f"INSERT INTO {table(model)} ({', '.join(qn(f.column) for f in fields)}, {column(model, 'conversation')}) "
             f"SELECT {names}, t.id FROM {json_recordset([*fields, thread], alias)} "
             f"JOIN threads t ON t.external_id = {alias}.{thread_name} "
-            f"WHERE (SELECT count(*) FROM threads) = %s {conflict} RETURNING 1"
+            f"WHERE (SELECT count(*) FROM threads) = %s {_conflict_sql(model)} RETURNING 1"
         )
 
-    put_conflict = on_conflict_sql(Checkpoint, _CHECKPOINT_KEY, update=_CHECKPOINT_UPDATED)
-    write_conflict = on_conflict_sql(CheckpointWrite, _WRITE_KEY, update=_WRITE_UPDATED, update_where=_overwritten())
     return (
         f"WITH threads AS (SELECT c.{column(Conversation, 'id')} AS id, c.{column(Conversation, 'external_id')} "
         f"AS external_id FROM {table(Conversation)} c WHERE c.{column(Conversation, 'workspace')} = %s "
         f"AND c.{column(Conversation, 'external_id')} = ANY(%s)), "
-        f"puts AS ({upsert(Checkpoint, 'p', put_conflict)}), "
-        f"writes AS ({upsert(CheckpointWrite, 'w', write_conflict)}) "
+        f"puts AS ({upsert(Checkpoint, 'p')}), "
+        f"writes AS ({upsert(CheckpointWrite, 'w')}) "
         "SELECT (SELECT count(*) FROM threads), (SELECT count(*) FROM puts), (SELECT count(*) FROM writes)"
     )
 
@@ -386,57 +375,34 @@ def _upsert_all(workspace: Workspace, threads: list[str], puts: list[_Put], writ
     return found is not None and found[0] == len(threads)
 
 
-def _upsert_checkpoint(row: Checkpoint, *, thread_id: str) -> int | None:
-    """`INSERT ... SELECT ... ON CONFLICT DO UPDATE`: one statement, the
-    thread's conversation found by its id in the same statement. Returns the
-    row id, or None when the conversation does not exist yet."""
-    fields = _saved_fields(Checkpoint)
-    conversation = Conversation._meta
-    qn = connection.ops.quote_name
-    values = [f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields]
-    columns = ", ".join(qn(f.column) for f in fields)
-    conflict = on_conflict_sql(Checkpoint, _CHECKPOINT_KEY, update=_CHECKPOINT_UPDATED)
-    sql = (
-        f"INSERT INTO {table(Checkpoint)} ({columns}, {column(Checkpoint, 'conversation')}) "
-        f"SELECT {', '.join(['%s'] * len(fields))}, c.{qn(conversation.pk.column)} FROM {table(Conversation)} c "
-        f"WHERE c.{column(Conversation, 'workspace')} = %s AND c.{column(Conversation, 'external_id')} = %s "
-        f"{conflict} RETURNING {qn(Checkpoint._meta.pk.column)}"
-    )
-    found = fetch_one(sql, [*values, row.workspace_id, thread_id], prepared=True)
-    return found[0] if found else None
-
-
-def _upsert_writes(rows: list[CheckpointWrite], *, thread_id: str) -> bool:
-    """The writes' upsert as one prepared statement, the thread's conversation
-    found by its id in the same statement (`INSERT ... SELECT ... FROM
-    conversation CROSS JOIN (VALUES ...)`). True when every row was written;
-    False when some were not: the conversation did not exist yet (LangGraph
-    sends a step's writes beside the put that creates the thread), or a
-    replayed regular write was kept. The caller's transaction path then
+def _upsert_in_thread(rows: list[Checkpoint] | list[CheckpointWrite], *, thread_id: str) -> bool:
+    """SQLite: rows of one table upserted in one statement, the thread's
+    conversation found by its id in the same statement (`INSERT ... SELECT
+    ... FROM conversation CROSS JOIN (VALUES ...)`). True when every row was
+    written; False when some were not: the conversation did not exist yet
+    (LangGraph sends a step's writes beside the put that creates the thread),
+    or a replayed regular write was kept. The caller's transaction path then
     writes them, creating the thread if needed; repeating the upsert is
     harmless."""
-    wr, conv = CheckpointWrite, Conversation
-    fields = _saved_fields(wr)
+    model, conv = type(rows[0]), Conversation
+    fields = _saved_fields(model)
     qn = connection.ops.quote_name
-    # Without the column's length: a cast to varchar(n) would cut, not refuse.
-    cast = "::{}".format if connection.vendor == "postgresql" else (lambda _: "")
-    row_sql = "(" + ", ".join(f"%s{cast(cast_type(f))}" for f in fields) + ")"
+    row_sql = "(" + ", ".join(["%s"] * len(fields)) + ")"
     # A VALUES list's columns are column1, column2 ... on both databases.
     names = ", ".join(f"v.column{n}" for n in range(1, len(fields) + 1))
-    conflict = on_conflict_sql(wr, _WRITE_KEY, update=_WRITE_UPDATED, update_where=_overwritten())
     sql = (
-        f"INSERT INTO {table(wr)} ({', '.join(qn(f.column) for f in fields)}, {column(wr, 'conversation')}) "
+        f"INSERT INTO {table(model)} ({', '.join(qn(f.column) for f in fields)}, {column(model, 'conversation')}) "
         f"SELECT {names}, c.{column(conv, 'id')} FROM {table(conv)} c CROSS JOIN (VALUES "
         f"{', '.join([row_sql] * len(rows))}) AS v "
         f"WHERE c.{column(conv, 'workspace')} = %s AND c.{column(conv, 'external_id')} = %s "
         # `WHERE true` lets SQLite tell the upsert's ON from a join's.
-        f"AND true {conflict} RETURNING 1"
+        f"AND true {_conflict_sql(model)} RETURNING 1"
     )
     params: list[Any] = []
     for row in rows:
         params.extend(f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields)
     params += [rows[0].workspace_id, thread_id]
-    with prepared_cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(sql, params)
         # Asking afterwards whether the conversation exists would race with
         # the put that creates it: only the rows returned are known written.
