@@ -20,16 +20,20 @@ Op = TypeVar("Op")
 
 
 class _Pending(Generic[Op]):
-    __slots__ = ("op", "done", "result", "error")
+    __slots__ = ("op", "done", "result", "error", "waiter")
 
-    def __init__(self, op: Op):
+    def __init__(self, op: Op, waiter: asyncio.Future[None] | None = None):
         self.op = op
         self.done = False
         self.result: Any = None
         self.error: BaseException | None = None
+        # Async callers await this; it is set as the op is settled.
+        self.waiter = waiter
 
     def settle(self, result: Any = None, error: BaseException | None = None) -> None:
         self.result, self.error, self.done = result, error, True
+        if self.waiter is not None and not self.waiter.done():  # a cancelled caller's is done already
+            self.waiter.set_result(None)
 
     def outcome(self) -> Any:
         if self.error is not None:
@@ -152,7 +156,6 @@ class AsyncGroupCommit(Generic[Op]):
     def __init__(self, send: Callable[[list[Op]], Awaitable[Sequence[Any]]], *, urgent: Callable[[Op], bool] = _never):
         self._send = send
         self._queue: list[_Pending[Op]] = []
-        self._waits: dict[int, asyncio.Future[None]] = {}
         self._lanes = _Lanes(urgent)
         self._senders: set[asyncio.Task[None]] = set()
         self._lingering: asyncio.TimerHandle | None = None
@@ -162,18 +165,15 @@ class AsyncGroupCommit(Generic[Op]):
         self._start_sending()
 
     async def run(self, op: Op) -> Any:
-        entry = _Pending(op)
-        settled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        entry = _Pending(op, asyncio.get_running_loop().create_future())
         self._queue.append(entry)
-        self._waits[id(entry)] = settled
         self._start_sending()
         try:
-            await settled
+            await entry.waiter
         except asyncio.CancelledError:
             # Cancelled while queued: the op is not sent after its caller gave up.
             if entry in self._queue:
                 self._queue.remove(entry)
-                del self._waits[id(entry)]
             raise
         return entry.outcome()
 
@@ -202,10 +202,6 @@ class AsyncGroupCommit(Generic[Op]):
         except BaseException as exc:  # every caller of the batch gets it
             error = exc
         _settle_all(batch, results, error)
-        for entry in batch:
-            settled = self._waits.pop(id(entry))
-            if not settled.done():  # a cancelled caller's wait is done already
-                settled.set_result(None)
         self._lanes.release(urgent)
         if isinstance(error, asyncio.CancelledError):
             raise error  # the loop is stopping

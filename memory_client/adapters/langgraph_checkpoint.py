@@ -46,6 +46,11 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
+def _chunks(ops: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The ops in batches the server takes (at most `BATCH_OPS`)."""
+    return [ops[start : start + BATCH_OPS] for start in range(0, len(ops), BATCH_OPS)]
+
+
 def _is_put(op: dict[str, Any]) -> bool:
     # LangGraph's next put waits for this one; writes wait on nothing.
     return op["op"] == "put"
@@ -165,8 +170,7 @@ class MemoryCheckpointSaver(BaseCheckpointSaver[str]):
         op by op, so each caller gets its own op's answer; a batch that fails
         otherwise fails its own ops only."""
         results: list[Any] = []
-        for start in range(0, len(ops), BATCH_OPS):
-            chunk = ops[start : start + BATCH_OPS]
+        for chunk in _chunks(ops):
             try:
                 results += self._send_chunk(chunk)
             except Exception as exc:
@@ -192,8 +196,7 @@ class MemoryCheckpointSaver(BaseCheckpointSaver[str]):
     async def _asend(self, ops: list[dict[str, Any]]) -> list[Any]:
         """`_send` for the async calls."""
         results: list[Any] = []
-        for start in range(0, len(ops), BATCH_OPS):
-            chunk = ops[start : start + BATCH_OPS]
+        for chunk in _chunks(ops):
             try:
                 results += await self._asend_chunk(chunk)
             except Exception as exc:
