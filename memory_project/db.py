@@ -296,8 +296,8 @@ def server_binding_cursor(*, prepare: bool = False) -> Iterator[Any]:
         raw = _server_binding_cursor_class(prepare)(connection.connection)
         # psycopg's own (compiled) timestamp loader: Django's, which it
         # registers on the connection to pin the time zone, parses in Python,
-        # 20% of a 20-message page. Both answer aware UTC datetimes (the
-        # session's time zone is UTC).
+        # 0.09 of the 0.32 ms a 20-message page's read cost. Both answer
+        # aware UTC datetimes (the session's time zone is UTC).
         raw.adapters.register_loader("timestamptz", _compiled_timestamptz_loader())
     with connection._prepare_cursor(raw) as cursor:
         yield cursor
