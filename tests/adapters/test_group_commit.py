@@ -39,17 +39,27 @@ def _wait_until(condition, seconds: float = 5) -> None:
         time.sleep(0.001)
 
 
+class _HeldSend:
+    """A group commit's `send`: records each batch, answers each op with
+    `answer(op)`, and holds the batch equal to `held` in flight until
+    `release` is set."""
+
+    def __init__(self, held: list, answer=lambda op: op):
+        self.held, self.answer = held, answer
+        self.batches: list[list] = []
+        self.in_flight, self.release = threading.Event(), threading.Event()
+
+    def __call__(self, ops: list) -> list:
+        self.batches.append(list(ops))
+        if ops == self.held:
+            self.in_flight.set()
+            self.release.wait(5)
+        return [self.answer(op) for op in ops]
+
+
 def test_ops_queued_behind_a_batch_travel_together_in_the_next():
-    batches: list[list[str]] = []
-    first_in_flight, release_first = threading.Event(), threading.Event()
-
-    def send(ops: list[str]) -> list[str]:
-        batches.append(list(ops))
-        if len(batches) == 1:
-            first_in_flight.set()
-            release_first.wait(5)
-        return [f"stored {op}" for op in ops]
-
+    send = _HeldSend(["a"], answer=lambda op: f"stored {op}")
+    batches = send.batches
     commit: GroupCommit[str] = GroupCommit(send)
     answers: dict[str, str] = {}
 
@@ -57,70 +67,43 @@ def test_ops_queued_behind_a_batch_travel_together_in_the_next():
         answers[op] = commit.run(op)
 
     first = _start(save, "a")
-    assert first_in_flight.wait(5)
+    assert send.in_flight.wait(5)
     queued = [_start(save, op) for op in ("b", "c", "d")]
     _wait_until(lambda: len(commit._queue) == 3)  # all three wait behind the batch in flight
-    release_first.set()
+    send.release.set()
     _join(first, *queued)
     assert batches[0] == ["a"] and sorted(batches[1]) == ["b", "c", "d"] and len(batches) == 2
     assert answers == {op: f"stored {op}" for op in "abcd"}
 
 
 def test_an_urgent_op_does_not_wait_behind_a_batch_of_others():
-    in_flight, release = threading.Event(), threading.Event()
-    batches: list[list[str]] = []
-
-    def send(ops: list[str]) -> list[str]:
-        batches.append(list(ops))
-        if ops == ["write"]:
-            in_flight.set()
-            release.wait(5)
-        return ops
-
+    send = _HeldSend(["write"])
     commit: GroupCommit[str] = GroupCommit(send, urgent=lambda op: op.startswith("put"))
     slow = _start(commit.run, "write")
-    assert in_flight.wait(5)
+    assert send.in_flight.wait(5)
     assert commit.run("put") == "put"  # sent while the writes' batch is still in flight
-    release.set()
+    send.release.set()
     _join(slow)
-    assert batches == [["write"], ["put"]]
+    assert send.batches == [["write"], ["put"]]
 
 
 def test_ops_queued_behind_an_urgent_batch_wait_a_moment_to_ride_with_the_next(monkeypatch):
     monkeypatch.setattr("memory_client.adapters._group_commit.LINGER_SECONDS", 5.0)
-    in_flight, release = threading.Event(), threading.Event()
-    batches: list[list[str]] = []
-
-    def send(ops: list[str]) -> list[str]:
-        batches.append(list(ops))
-        if ops == ["put-1"]:
-            in_flight.set()
-            release.wait(5)
-        return ops
-
+    send = _HeldSend(["put-1"])
     commit: GroupCommit[str] = GroupCommit(send, urgent=lambda op: op.startswith("put"))
     first = _start(commit.run, "put-1")
-    assert in_flight.wait(5)
+    assert send.in_flight.wait(5)
     write = _start(commit.run, "write")
     _wait_until(lambda: len(commit._queue) == 1)
-    release.set()
+    send.release.set()
     _join(first)
     assert commit.run("put-2") == "put-2"  # within the linger: the write goes with it
     _join(write)
-    assert batches == [["put-1"], ["write", "put-2"]]
+    assert send.batches == [["put-1"], ["write", "put-2"]]
 
 
 def test_each_caller_gets_its_own_ops_answer_and_a_failed_batch_fails_all_its_callers():
-    in_flight, release = threading.Event(), threading.Event()
-    batches: list[list[int]] = []
-
-    def send(ops: list[int]) -> list[object]:
-        batches.append(list(ops))
-        if ops == [0]:
-            in_flight.set()
-            release.wait(5)
-        return [ValueError(op) if op < 0 else op for op in ops]
-
+    send = _HeldSend([0], answer=lambda op: ValueError(op) if op < 0 else op)
     commit: GroupCommit[int] = GroupCommit(send)
     answers: dict[int, object] = {}
 
@@ -131,12 +114,12 @@ def test_each_caller_gets_its_own_ops_answer_and_a_failed_batch_fails_all_its_ca
             answers[op] = exc
 
     first = _start(save, 0)
-    assert in_flight.wait(5)
+    assert send.in_flight.wait(5)
     shared = [_start(save, op) for op in (1, -1, 2)]
     _wait_until(lambda: len(commit._queue) == 3)
-    release.set()
+    send.release.set()
     _join(first, *shared)
-    assert sorted(batches[1]) == [-1, 1, 2]  # one batch, three answers
+    assert sorted(send.batches[1]) == [-1, 1, 2]  # one batch, three answers
     assert answers[1] == 1 and answers[2] == 2 and isinstance(answers[-1], ValueError)
 
     def broken(ops: list[int]) -> list[int]:
