@@ -21,6 +21,7 @@ from conversations.services.conversations import (
     conversation_get_or_create,
     conversation_lock,
     conversation_update,
+    new_conversation,
 )
 from conversations.services.messages import (
     MAX_MESSAGES_PER_BATCH,
@@ -69,6 +70,7 @@ __all__ = [
     "message_update",
     "messages_append",
     "messages_clear",
+    "new_conversation",
     "new_message",
     "new_messages",
     "validate_conversation_id",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from accounts.models import Workspace
 from conversations import hooks
@@ -23,6 +24,23 @@ def conversation_lock(*, workspace: Workspace, external_id: str) -> Conversation
     return Conversation.objects.select_for_update().filter(workspace=workspace, external_id=external_id).first()
 
 
+def new_conversation(
+    *, workspace: Workspace, external_id: str, user_id: str | None = None, metadata: dict[str, Any] | None = None,
+    source: str = "api",
+) -> tuple[Conversation, Branch]:
+    """A new conversation and its `main` branch, unsaved, as creation stores
+    them (the branch's conversation is set once the conversation has its
+    key). Both creation paths build their rows here: the ORM's below and the
+    one-statement creation of the LangGraph checkpoint batch."""
+    now = timezone.now()
+    # No messages yet: the creation time is the list's sort key.
+    conversation = Conversation(
+        workspace=workspace, external_id=external_id, user_id=user_id, metadata=metadata or {}, source=source,
+        created_at=now, last_message_at=now,
+    )
+    return conversation, Branch(name=MAIN_BRANCH, created_at=now)
+
+
 def _conversation_lock_or_create(
     *, workspace: Workspace, external_id: str, user_id: str | None, metadata: dict[str, Any] | None, source: str
 ) -> tuple[Conversation, bool]:
@@ -38,13 +56,15 @@ def _conversation_lock_or_create(
         return conversation, False
     try:
         with transaction.atomic():
-            conversation = Conversation.objects.create(
-                workspace=workspace, external_id=external_id, user_id=user_id, metadata=metadata or {}, source=source
+            conversation, branch = new_conversation(
+                workspace=workspace, external_id=external_id, user_id=user_id, metadata=metadata, source=source
             )
-            # No messages yet: the creation time is the list's sort key.
+            conversation.save(force_insert=True)
+            # The save stamped its own creation time (`auto_now_add`): the sort key follows it.
             conversation.last_message_at = conversation.created_at
             conversation.save(update_fields=["last_message_at"])
-            Branch.objects.create(conversation=conversation, name=MAIN_BRANCH)
+            branch.conversation = conversation
+            branch.save(force_insert=True)
         return conversation, True
     except IntegrityError:
         conversation = conversation_lock(workspace=workspace, external_id=external_id)

@@ -16,7 +16,8 @@ from django.test.utils import CaptureQueriesContext
 
 from conversations.framework import selectors
 from conversations.framework.services import checkpoints, claude, openai
-from conversations.models import Checkpoint, CheckpointWrite, Message, SessionEntry
+from conversations.models import Checkpoint, CheckpointWrite, Conversation, FrameworkSource, Message, SessionEntry
+from conversations.services import conversation_get_or_create
 from tests.conversations.helpers_bulk import bulk_fill
 
 pytestmark = pytest.mark.django_db
@@ -100,6 +101,56 @@ def test_writes_to_a_new_thread_create_it(workspace):
     )
     write = CheckpointWrite.objects.get()
     assert write.conversation.external_id == "fresh" and bytes(write.value) == b"v"
+
+
+def _creation_shape(conversation) -> tuple:
+    branch = conversation.branches.get()
+    return (
+        conversation.user_id, conversation.metadata, conversation.message_count, conversation.source,
+        conversation.last_message_at == conversation.created_at,
+        branch.name, branch.parent_id, branch.fork_message_id, branch.fork_floor_no, branch.next_floor_no,
+        branch.appended_tokens, branch.processed_floor_no, branch.processed_tokens,
+    )
+
+
+def test_a_threads_first_put_creates_it_as_the_orm_would(workspace, django_assert_num_queries):
+    # A put without a parent starts a thread: on PostgreSQL the statement that
+    # stores it also creates the conversation and its main branch.
+    if connection.vendor == "postgresql":
+        with django_assert_num_queries(1):
+            _put(workspace, "0001")
+    else:  # SQLite creates it in the transaction path, through the ORM
+        _put(workspace, "0001")
+    made = Conversation.objects.get(workspace=workspace, external_id="t")
+    reference, _ = conversation_get_or_create(workspace=workspace, external_id="ref", source=FrameworkSource.LANGGRAPH)
+    assert _creation_shape(made) == _creation_shape(reference)
+    assert made.last_message_at == made.created_at and made.source == "langgraph"
+    assert Checkpoint.objects.get().conversation_id == made.pk
+
+
+def test_writes_to_a_new_thread_on_postgresql_are_two_statements(workspace, django_assert_num_queries):
+    if connection.vendor != "postgresql":
+        pytest.skip("the one-statement creation is PostgreSQL's")
+    # Writes name no parent: the lean statement finds no thread, the
+    # creating one makes it and stores them.
+    with django_assert_num_queries(2):
+        checkpoints.checkpoint_writes_put(
+            workspace=workspace, thread_id="w-new", checkpoint_ns="", checkpoint_id="0001", task_id="task",
+            task_path="", writes=[{"idx": 0, "channel": "a", "type": "json", "value": _b64(b"v")}],
+        )
+    # A batch naming a thread that exists and one that does not.
+    _put(workspace, "0001")
+    ops = [
+        {"op": "put", "thread_id": "t", "checkpoint_id": "0002", "parent_checkpoint_id": "0001", "type": "msgpack",
+         "checkpoint": _b64(b"s2")},
+        {"op": "put", "thread_id": "other", "checkpoint_id": "0001", "type": "msgpack", "checkpoint": _b64(b"o1")},
+    ]
+    with django_assert_num_queries(1):
+        checkpoints.checkpoint_batch(workspace=workspace, ops=ops)
+    assert sorted(Checkpoint.objects.values_list("conversation__external_id", "checkpoint_id")) == [
+        ("other", "0001"), ("t", "0001"), ("t", "0002")]
+    assert Conversation.objects.filter(workspace=workspace).count() == 3
+    assert all(c.branches.count() == 1 for c in Conversation.objects.all())
 
 
 def test_openai_session_read_does_not_grow_with_the_session(workspace, django_assert_num_queries):

@@ -23,8 +23,13 @@ from django.utils import timezone
 
 from accounts.models import Workspace
 from conversations.framework.services.common import clean_list, clean_text, contains_nul
-from conversations.models import Checkpoint, CheckpointWrite, Conversation, FrameworkSource
-from conversations.services import conversation_delete, conversation_get_or_create, validate_conversation_id
+from conversations.models import Branch, Checkpoint, CheckpointWrite, Conversation, FrameworkSource
+from conversations.services import (
+    conversation_delete,
+    conversation_get_or_create,
+    new_conversation,
+    validate_conversation_id,
+)
 from memory_project.db import (
     column,
     fetch_one,
@@ -246,16 +251,23 @@ def _op_body(op: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _store(workspace: Workspace, puts: list[_Put], writes: list[_Writes]) -> None:
-    """Store checked puts and writes, all or none. Once every thread exists,
-    one statement (its own transaction) stores them: the whole batch on
-    PostgreSQL, a lone put or task's writes on SQLite. Otherwise one
-    transaction creates the missing threads and stores everything."""
+    """Store checked puts and writes, all or none. On PostgreSQL one
+    statement (its own transaction) stores the whole batch, creating the
+    threads that do not exist yet; on SQLite one statement stores a lone put
+    or task's writes once its thread exists. Otherwise (a batch or a new
+    thread on SQLite, a thread created by another request at the same moment)
+    one transaction creates the missing threads and stores everything."""
     writes = [task for task in writes if task.rows]  # no rows: nothing to store, no thread to make
     threads = sorted({p.thread_id for p in puts} | {w.thread_id for w in writes})
     if not threads:
         return
     if connection.vendor == "postgresql":
-        stored = _upsert_all(workspace, threads, puts, writes)
+        # A put without a parent is a thread's first checkpoint: its thread is
+        # most likely new, so the first statement creates what is missing.
+        create = any(put.row.parent_checkpoint_id is None for put in puts)
+        stored = _upsert_all(workspace, threads, puts, writes, create=create) or (
+            not create and _upsert_all(workspace, threads, puts, writes, create=True)
+        )
     else:
         lone = len(puts) + len(writes) == 1
         stored = lone and _upsert_in_thread([puts[0].row] if puts else writes[0].rows, thread_id=threads[0])
@@ -327,14 +339,53 @@ def _thread_field() -> models.Field:
 
 
 @functools.cache
-def _upsert_all_sql() -> str:
+def _upsert_all_sql(*, create: bool) -> str:
     """PostgreSQL: the puts' and writes' upserts in one statement, their rows
     in two JSON parameters, each row's thread found by id. Nothing is written
-    unless every thread named exists (the caller then creates them in a
-    transaction), so the statement stores all or none."""
+    unless every thread named exists, so the statement stores all or none.
+
+    Without `create`, a missing thread leaves everything unwritten (the caller
+    tries again with `create`). With it, the statement first creates the
+    missing threads' conversations, each with its `main` branch, from rows
+    given as two more JSON parameters (`_new_thread_rows`); a thread another
+    request creates at the same moment is not seen by this statement, which
+    then writes no checkpoint (the caller's transaction path takes over)."""
     qn = connection.ops.quote_name
-    thread = _thread_field()
+    conv, thread = Conversation, _thread_field()
     thread_name = record_names([thread])[0]
+    # One index lookup per thread named (the unique (workspace, external id)
+    # index), whatever the plan's estimate of the workspace's size: a generic
+    # plan of `external_id = ANY(...)` may scan the whole workspace instead.
+    lookup = (
+        f"CROSS JOIN LATERAL (SELECT c.{column(conv, 'id')} AS id, c.{column(conv, 'external_id')} AS external_id "
+        f"FROM {table(conv)} c WHERE c.{column(conv, 'workspace')} = {{workspace}} "
+        f"AND c.{column(conv, 'external_id')} = {{external_id}} LIMIT 1) c"
+    )
+    if create:
+        conv_fields, branch_fields = _new_thread_fields()
+        conv_names = record_names(conv_fields)
+        ws_name, id_name = record_names([conv._meta.get_field("workspace"), thread])
+        head = (
+            f"WITH wanted AS (SELECT * FROM {json_recordset(conv_fields, 'n')}), "
+            f"found AS (SELECT c.id, c.external_id FROM wanted n "
+            f"{lookup.format(workspace=f'n.{ws_name}', external_id=f'n.{id_name}')}), "
+            f"created AS (INSERT INTO {table(conv)} ({', '.join(qn(f.column) for f in conv_fields)}) "
+            f"SELECT {', '.join(f'n.{name}' for name in conv_names)} FROM wanted n "
+            f"WHERE NOT EXISTS (SELECT 1 FROM found f WHERE f.external_id = n.{id_name}) "
+            f"{on_conflict_sql(conv, ('workspace', 'external_id'))} "
+            f"RETURNING {column(conv, 'id')} AS id, {column(conv, 'external_id')} AS external_id), "
+            f"branches AS (INSERT INTO {table(Branch)} ({', '.join(qn(f.column) for f in branch_fields)}, "
+            f"{column(Branch, 'conversation')}) "
+            f"SELECT {', '.join(f'b.{name}' for name in record_names(branch_fields))}, c.id "
+            f"FROM {json_recordset([*branch_fields, thread], 'b')} JOIN created c ON c.external_id = b.{thread_name} "
+            "RETURNING 1), "
+            "threads AS (SELECT id, external_id FROM found UNION ALL SELECT id, external_id FROM created), "
+        )
+    else:
+        head = (
+            "WITH threads AS (SELECT c.id, c.external_id FROM unnest(%s::varchar[]) AS wanted (external_id) "
+            f"{lookup.format(workspace='%s', external_id='wanted.external_id')}), "
+        )
 
     def upsert(model: type[models.Model], alias: str) -> str:
         fields = _saved_fields(model)
@@ -347,31 +398,53 @@ def _upsert_all_sql() -> str:
         )
 
     return (
-        f"WITH threads AS (SELECT c.{column(Conversation, 'id')} AS id, c.{column(Conversation, 'external_id')} "
-        f"AS external_id FROM {table(Conversation)} c WHERE c.{column(Conversation, 'workspace')} = %s "
-        f"AND c.{column(Conversation, 'external_id')} = ANY(%s)), "
-        f"puts AS ({upsert(Checkpoint, 'p')}), "
+        f"{head}puts AS ({upsert(Checkpoint, 'p')}), "
         f"writes AS ({upsert(CheckpointWrite, 'w')}) "
         "SELECT (SELECT count(*) FROM threads), (SELECT count(*) FROM puts), (SELECT count(*) FROM writes)"
     )
 
 
-def _upsert_all(workspace: Workspace, threads: list[str], puts: list[_Put], writes: list[_Writes]) -> bool:
-    """The batch in one statement; False (nothing written) when a thread does not exist yet."""
+def _new_thread_fields() -> tuple[list[models.Field], list[models.Field]]:
+    """The columns a new thread's conversation and `main` branch are created
+    with: every one but the conversation's key (and the branch's conversation,
+    known once created)."""
+    conv_fields = [f for f in Conversation._meta.concrete_fields if not f.primary_key]
+    branch_fields = [f for f in Branch._meta.concrete_fields if f.name != "conversation"]
+    return conv_fields, branch_fields
+
+
+def _new_thread_rows(workspace: Workspace, threads: list[str]) -> list[str]:
+    """`_upsert_all_sql(create=True)`'s first two parameters: a conversation
+    and a `main` branch for each thread, as `new_conversation` makes them (the
+    statement inserts those of the threads that do not exist)."""
+    conv_fields, branch_fields = _new_thread_fields()
+    conversations, branches = [], []
+    for thread_id in threads:
+        conversation, branch = new_conversation(workspace=workspace, external_id=thread_id, source=FrameworkSource.LANGGRAPH)
+        conversations.append([getattr(conversation, f.attname) for f in conv_fields])
+        branches.append([*(getattr(branch, f.attname) for f in branch_fields), thread_id])
+    return [json_records(conv_fields, conversations), json_records([*branch_fields, _thread_field()], branches)]
+
+
+def _upsert_all(
+    workspace: Workspace, threads: list[str], puts: list[_Put], writes: list[_Writes], *, create: bool
+) -> bool:
+    """The batch in one statement (creating missing threads with `create`);
+    False (nothing written) when a thread does not exist (or, with `create`,
+    was created by another request meanwhile)."""
     put_fields, write_fields, thread = _saved_fields(Checkpoint), _saved_fields(CheckpointWrite), _thread_field()
     put_rows = ([getattr(p.row, f.attname) for f in put_fields] + [p.thread_id] for p in _last_put_of_each_key(puts))
     write_rows = (
         [getattr(row, f.attname) for f in write_fields] + [key[0]] for key, row in _first_regular_last_special(writes).items()
     )
     params = [
-        workspace.pk,
-        threads,
+        *(_new_thread_rows(workspace, threads) if create else [threads, workspace.pk]),
         json_records([*put_fields, thread], put_rows),
         len(threads),
         json_records([*write_fields, thread], write_rows),
         len(threads),
     ]
-    found = fetch_one(_upsert_all_sql(), params, prepared=True)
+    found = fetch_one(_upsert_all_sql(create=create), params, prepared=True)
     return found is not None and found[0] == len(threads)
 
 
