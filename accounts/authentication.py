@@ -14,7 +14,7 @@ from rest_framework import authentication, exceptions
 
 from accounts.models import ApiKey
 from accounts.selectors import api_key_authenticate, api_key_cache_refresh
-from accounts.throttling import AuthFailureThrottle
+from accounts.throttling import ApiKeyRateThrottle, AuthFailureThrottle
 
 # `last_used_at` is a hint for operators, not an audit log: writing it on every
 # request would turn each read into a write, so it is refreshed at most this often.
@@ -32,7 +32,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             # Answered 401 by the permission check; counted as a failure here.
             AuthFailureThrottle().check(request)
             return None
-        api_key = api_key_authenticate(raw_key=raw_key)
+        api_key = api_key_authenticate(raw_key=raw_key, rate=ApiKeyRateThrottle())
         if api_key is None:
             AuthFailureThrottle().check(request)
             raise exceptions.AuthenticationFailed("Invalid or revoked API key.")

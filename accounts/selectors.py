@@ -10,6 +10,8 @@ from django.db.models import QuerySet
 
 from accounts.models import ApiKey, WorkspaceMembership
 from accounts.services import hash_key_secret, split_raw_key
+from accounts.throttling import ApiKeyRateThrottle, WindowHit
+from memory_project.cache import read_and_count
 
 
 def api_key_cache_key(prefix: str) -> str:
@@ -29,20 +31,25 @@ class CachedKey:
     api_key: ApiKey | None
 
 
-def _cached_key(prefix: str) -> CachedKey:
+def _cached_key(prefix: str, *, counter: tuple[str, int] | None = None) -> tuple[CachedKey, WindowHit | None]:
     """The key's row from the cache, read again from the database when missing
-    or older than the last change to the key or its workspace. One cache round
-    trip (both entries in one `get_many`)."""
+    or older than the last change to the key or its workspace; and with
+    `counter` (a rate window's counter and its time to live), one hit counted
+    on it. One cache round trip for all of it."""
     entry_key, changed_key = api_key_cache_key(prefix), api_key_changed_key(prefix)
-    found = cache.get_many([entry_key, changed_key])
+    if counter is None:
+        found, hit = cache.get_many([entry_key, changed_key]), None
+    else:
+        found, count = read_and_count(cache, [entry_key, changed_key], *counter)
+        hit = WindowHit(counter[0], count)
     entry, changed_at = found.get(entry_key), found.get(changed_key)
     if isinstance(entry, CachedKey) and (changed_at is None or changed_at < entry.read_at):
-        return entry
+        return entry, hit
     # Taken before the read: a change committed after it marks this row stale.
     read_at = time.time()
     entry = CachedKey(read_at, ApiKey.objects.select_related("workspace").filter(prefix=prefix).first())
     cache.set(entry_key, entry, settings.API_KEY_CACHE_SECONDS)
-    return entry
+    return entry, hit
 
 
 def api_key_cache_refresh(api_key: ApiKey) -> None:
@@ -56,9 +63,12 @@ def api_key_cache_refresh(api_key: ApiKey) -> None:
         cache.set(api_key_cache_key(api_key.prefix), CachedKey(read_at, api_key), remaining)
 
 
-def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
+def api_key_authenticate(*, raw_key: str, rate: ApiKeyRateThrottle | None = None) -> ApiKey | None:
     """The active key matching `raw_key`, compared in constant time; None
-    otherwise. `cache_read_at` on the key says when its row was read.
+    otherwise. `cache_read_at` on the key says when its row was read. With
+    `rate`, this request's hit on the key's rate window is counted in the
+    same cache round trip and left on the key as `window_hit` (the throttle
+    compares it to the limit).
 
     The row (with its workspace) comes from the shared cache, so an
     authenticated request costs no query; an unknown prefix is cached too (as
@@ -71,14 +81,16 @@ def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
     if parts is None:
         return None
     prefix, _ = parts
-    entry = _cached_key(prefix)
+    key_hash = hash_key_secret(raw_key)
+    entry, hit = _cached_key(prefix, counter=rate.window_counter(rate.ident_of(key_hash)) if rate else None)
     api_key = entry.api_key
     expected = api_key.key_hash if api_key is not None else "0" * 64
     # Compare even when no key matched, so timing does not reveal which prefixes exist.
-    matches = hmac.compare_digest(expected, hash_key_secret(raw_key))
+    matches = hmac.compare_digest(expected, key_hash)
     if api_key is None or not matches or api_key.revoked_at is not None:
         return None
     api_key.cache_read_at = entry.read_at
+    api_key.window_hit = hit
     return api_key
 
 

@@ -3,43 +3,37 @@ missing or wrong.
 
 Fixed windows counted in the shared cache (Redis in production, the SQLite
 cache file in the embedded mode), so every web worker counts against the same
-window. A request costs one cache round trip: an `INCR` of the window's
-counter pipelined with its `EXPIRE` (DRF's own throttle reads a pickled list
-of timestamps and writes it back: two round trips and a growing value).
+window. A hit is an `INCR` of the window's counter pipelined with its
+`EXPIRE` (DRF's own throttle reads a pickled list of timestamps and writes it
+back: two round trips and a growing value); a key's hit travels with its
+lookup, so an authenticated request costs one cache round trip in all.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from django.core.cache import cache as default_cache
 from rest_framework import exceptions
 from rest_framework.throttling import SimpleRateThrottle
 
 from accounts.models import ApiKey
+from memory_project.cache import read_and_count
+
+
+@dataclass(frozen=True)
+class WindowHit:
+    """A request's hit, counted on `counter` (its window's counter), and the count with it."""
+
+    counter: str
+    count: int
 
 
 def window_hit(key: str, ttl: int, *, cache=default_cache) -> int:
     """Count one hit on the counter `key` (created with `ttl` seconds to live);
     the count including this hit."""
-    incr_window = getattr(cache, "incr_window", None)
-    if incr_window is not None:  # memory_project.cache.SQLiteCache
-        return incr_window(key, ttl)
-    redis_client = getattr(getattr(cache, "_cache", None), "get_client", None)
-    if redis_client is not None:  # django.core.cache.backends.redis.RedisCache
-        name = cache.make_and_validate_key(key)
-        pipe = redis_client(name, write=True).pipeline(transaction=False)
-        pipe.incr(name)
-        pipe.expire(name, ttl)
-        count, _ = pipe.execute()
-        return int(count)
-    # Any other backend: not atomic across processes, right within one.
-    cache.add(key, 0, ttl)
-    try:
-        return cache.incr(key)
-    except ValueError:  # expired between the two calls
-        cache.set(key, 1, ttl)
-        return 1
+    return read_and_count(cache, (), key, ttl)[1]
 
 
 class FixedWindowThrottle(SimpleRateThrottle):
@@ -54,27 +48,56 @@ class FixedWindowThrottle(SimpleRateThrottle):
             return True
         return self.hit(ident)
 
-    def hit(self, ident: str) -> bool:
+    def hit(self, ident: str, *, counted: WindowHit | None = None) -> bool:
+        """Count this request against `ident`'s window, unless `counted` is
+        this window's hit already counted (by the authentication)."""
         now = time.time()
         window = int(now // self.duration)
-        count = window_hit(f"{ident}_{window}", self.duration + 1, cache=self.cache)
+        counter = f"{ident}_{window}"
+        if counted is not None and counted.counter == counter:
+            count = counted.count
+        else:
+            count = window_hit(counter, self.duration + 1, cache=self.cache)
         self._wait = (window + 1) * self.duration - now
         return count <= self.num_requests
+
+    def window_counter(self, ident: str) -> tuple[str, int] | None:
+        """The counter of `ident`'s current window and its time to live; None
+        without a rate."""
+        if self.rate is None:
+            return None
+        return f"{ident}_{int(time.time() // self.duration)}", self.duration + 1
 
     def wait(self) -> float | None:
         return getattr(self, "_wait", None)
 
 
 class ApiKeyRateThrottle(FixedWindowThrottle):
-    """Requests per API key (`API_RATE_LIMIT`)."""
+    """Requests per API key (`API_RATE_LIMIT`). A key's window is counted by
+    the authentication, in the cache round trip that reads the key
+    (`ApiKeyAuthentication`); this throttle then only compares."""
 
     scope = "api_key"
+
+    def allow_request(self, request, view) -> bool:
+        if self.rate is None:
+            return True
+        ident = self.get_cache_key(request, view)
+        if ident is None:
+            return True
+        return self.hit(ident, counted=getattr(request.auth, "window_hit", None))
 
     def get_cache_key(self, request, view):
         api_key = request.auth
         if not isinstance(api_key, ApiKey):
             return None
-        return self.cache_format % {"scope": self.scope, "ident": api_key.pk}
+        return self.ident_of(api_key.key_hash)
+
+    def ident_of(self, key_hash: str) -> str:
+        # Keyed by the secret's hash, known before the key is found: the
+        # authentication counts the hit in the same round trip as its lookup,
+        # and a request with a wrong secret counts against no real key.
+        return self.cache_format % {"scope": self.scope, "ident": key_hash}
 
 
 class AuthFailureThrottle(FixedWindowThrottle):

@@ -104,6 +104,18 @@ def test_the_window_lives_in_the_shared_cache(workspace):
     assert keys, "the throttle history should be stored in Redis"
 
 
+def test_a_wrong_secret_does_not_count_against_the_key(workspace):
+    # The hit is counted before the key is checked, on a counter named by the
+    # secret's hash: guessing at a key's prefix cannot use up its limit.
+    raw = make_api_key(workspace)
+    prefix = raw.split("_")[1]
+    forged = _client(HTTP_AUTHORIZATION=f"Bearer mk_{prefix}_" + "y" * 43)
+    for _ in range(LIMIT + 2):
+        assert forged.get("/v1/ping").status_code in (401, 429)
+    client = _client(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    assert [client.get("/v1/ping").status_code for _ in range(LIMIT + 1)] == [200] * LIMIT + [429]
+
+
 # --- Missing and wrong keys ---------------------------------------------------------
 
 
@@ -157,11 +169,11 @@ def test_a_throttled_request_is_one_redis_round_trip(workspace, monkeypatch):
     drf_request._authenticator, drf_request._user, drf_request._auth = None, None, _key_row(raw)
     assert throttle.allow_request(drf_request, None)
     assert len(sent) == 1
-    # Authentication of a cached key is one round trip too (its row and the
-    # key's change time in one MGET).
+    # A whole authenticated request is one round trip: the key's row and
+    # change time (one MGET) and its window's hit travel in one pipeline.
     sent.clear()
     assert client.get("/v1/ping").status_code == 200
-    assert len(sent) == 2
+    assert len(sent) == 1 and b"MGET" in b"".join(sent[0]) and b"INCR" in b"".join(sent[0])
 
 
 def _key_row(raw: str):
