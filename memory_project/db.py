@@ -337,6 +337,22 @@ def _server_binding_cursor_class(prepare: bool) -> type:
     return PreparingCursor
 
 
+@contextlib.contextmanager
+def statement_pipeline() -> Iterator[None]:
+    """PostgreSQL: statements run inside are sent without waiting for each
+    one's answer (psycopg's pipeline mode); reading a result waits for what
+    was sent before it. For a stretch of writes that need no answer beside
+    work of the client's own: the server runs them while the client goes on.
+    A failed statement is raised at the next read or as the block ends, and
+    aborts the transaction as it would have. Elsewhere, or outside a
+    transaction (each statement would then commit unseen), nothing changes."""
+    if connection.vendor != "postgresql" or not connection.in_atomic_block:
+        yield
+        return
+    with connection.wrap_database_errors, connection.connection.pipeline():
+        yield
+
+
 def prefer_generic_plans(sender: Any, connection: Any, **kwargs: Any) -> None:
     """`connection_created` receiver: prepared statements are planned once,
     for any parameters. PostgreSQL otherwise re-plans a statement whose

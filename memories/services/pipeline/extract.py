@@ -17,6 +17,7 @@ from memories.recall.index import passage_entries_rebuild
 from memories.services.jobs import job_progress, memory_job_checkpoint
 from memories.services.pipeline.writes import Destination, destination_for, live_items, write_batch
 from memories.services.scopes import lock_scope_state, parse_branch_scope_id, scope_refresh_totals
+from memory_project.db import statement_pipeline
 
 # What a batch shows the model of the scope's memory so far: enough for a
 # model to reuse keys and close tasks, bounded so a prompt never grows with
@@ -168,24 +169,27 @@ def extract_run(job: MemoryJob) -> dict:
             totals: dict[str, int] = {}
             input_tokens = output_tokens = 0
             summary_update = None
-            for group in groups:
-                turns, result, usage = (extracted if extracted is not None
-                                        else _extract_batch(provider, job, state, conversation, group, reads))
-                counts = write_batch(job=job, destination=destination, result=result, turns=turns, review=review)
-                # The state (and the conversation's summary) as the next batch reads it; saved once below.
-                state.last_processed_floor_no = turns[-1].floor_no
-                state.rolling_summary = result.rolling_summary
-                state.rolling_sources = list(dict.fromkeys([*state.rolling_sources, *result.rolling_sources])) \
-                    if result.rolling_summary else []
-                state.summarized_until = turns[-1].message_id
-                if branch.name == "main" and result.rolling_summary:
-                    summary_update = {"summary": result.rolling_summary, "summarized_until": turns[-1].message_id}
-                    conversation.metadata = {**(conversation.metadata or {}), **summary_update}
-                for name, value in {**counts.as_dict(), "batches": 1, "floors": len(turns)}.items():
-                    totals[name] = totals.get(name, 0) + value
-                input_tokens += usage.input_tokens
-                output_tokens += usage.output_tokens
-            _index_passages(job.workspace_id, branch, messages)
+            # The batches' writes need no answer: sent without waiting, the
+            # database stores a batch while the next one is extracted.
+            with statement_pipeline():
+                for group in groups:
+                    turns, result, usage = (extracted if extracted is not None
+                                            else _extract_batch(provider, job, state, conversation, group, reads))
+                    counts = write_batch(job=job, destination=destination, result=result, turns=turns, review=review)
+                    # The state (and the conversation's summary) as the next batch reads it; saved once below.
+                    state.last_processed_floor_no = turns[-1].floor_no
+                    state.rolling_summary = result.rolling_summary
+                    state.rolling_sources = list(dict.fromkeys([*state.rolling_sources, *result.rolling_sources])) \
+                        if result.rolling_summary else []
+                    state.summarized_until = turns[-1].message_id
+                    if branch.name == "main" and result.rolling_summary:
+                        summary_update = {"summary": result.rolling_summary, "summarized_until": turns[-1].message_id}
+                        conversation.metadata = {**(conversation.metadata or {}), **summary_update}
+                    for name, value in {**counts.as_dict(), "batches": 1, "floors": len(turns)}.items():
+                        totals[name] = totals.get(name, 0) + value
+                    input_tokens += usage.input_tokens
+                    output_tokens += usage.output_tokens
+                _index_passages(job.workspace_id, branch, messages)
             state.last_extracted_at = timezone.now()
             state.save(update_fields=["last_processed_floor_no", "last_extracted_at", "rolling_summary",
                                       "rolling_sources", "summarized_until", "updated_at"])
