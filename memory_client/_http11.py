@@ -5,9 +5,9 @@ httpx's own transport (httpcore over h11) parses every response in pure
 Python and spent ~0.5 ms of CPU per call here, more than the service spends
 answering a small request; `http.client` does the same exchange for ~0.15 ms.
 Everything above the transport (URLs, headers, content decoding, errors, the
-retry policy) is still httpx's and the client's own. Proxies configured in
-the environment are still served by httpx's transport (httpx mounts them
-beside this one).
+retry policy) is still httpx's and the client's own. It makes direct
+connections only: a client whose environment names a proxy keeps httpx's own
+transport (`ClientConfig.sync_http`).
 
 Like httpx's transport, a call is not retried here: a connection the server
 closed while idle is found before it is reused and dropped, and any other

@@ -153,6 +153,44 @@ def test_a_closed_transport_refuses_calls(server):
         http.get("/y")
 
 
-def test_the_client_uses_it_by_default():
+def test_the_client_uses_it_unless_the_environment_names_a_proxy(monkeypatch):
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
     with MemoryClient("http://svc.test", "k")._http as http:
         assert isinstance(http._transport, StdlibTransport)
+    # httpx honours environment proxies only over its own transport.
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.test:3128")
+    with MemoryClient("https://svc.test", "k")._http as http:
+        assert isinstance(http._transport, httpx.HTTPTransport)
+        assert any(pattern.matches(httpx.URL("https://svc.test/v1/x")) for pattern in http._mounts)
+
+
+def test_tls_is_verified_against_the_given_certificates(tmp_path):
+    import shutil
+    import ssl
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"],
+                   check=True, capture_output=True)
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    srv.daemon_threads, srv.requests, srv.dropped = True, [], False
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    srv.socket = context.wrap_socket(srv.socket, server_side=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    url = f"https://localhost:{srv.server_address[1]}/secure"
+    try:
+        trusted = ssl.create_default_context(cafile=str(cert))
+        with httpx.Client(transport=StdlibTransport(ssl_context=trusted)) as http:
+            assert [http.get(url).json()["path"] for _ in range(2)] == ["/secure"] * 2
+        assert len({port for _, port in srv.requests}) == 1  # one TLS connection, kept alive
+        with httpx.Client(transport=StdlibTransport(ssl_context=ssl.create_default_context())) as http, \
+                pytest.raises(httpx.ConnectError):
+            http.get(url)  # a certificate nobody vouches for
+    finally:
+        srv.shutdown()
+        srv.server_close()
