@@ -63,17 +63,19 @@ class StdlibTransport(httpx.BaseTransport):
         origin = (url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80))
         timeouts = request.extensions.get("timeout", {})
         body = request.read()
+        headers = _sent_headers(request, body)
         conn = self._checkout(origin, timeouts)
         try:
             if conn.sock is None:
-                with _mapped_errors(request, connecting=True):
+                with _mapped_errors(request, "connect"):
                     conn.connect()
-            with _mapped_errors(request, connecting=False):
+            with _mapped_errors(request, "write"):
                 conn.sock.settimeout(timeouts.get("write"))
                 conn.putrequest(request.method, url.raw_path.decode("ascii"), skip_host=True, skip_accept_encoding=True)
-                for name, value in request.headers.raw:
+                for name, value in headers:
                     conn.putheader(name, value)
                 conn.endheaders(body or None)
+            with _mapped_errors(request, "read"):
                 conn.sock.settimeout(timeouts.get("read"))
                 response = conn.getresponse()
                 # Transfer encodings are undone here, content encodings by httpx.
@@ -130,6 +132,16 @@ class StdlibTransport(httpx.BaseTransport):
             held.conn.close()
 
 
+def _sent_headers(request: httpx.Request, body: bytes) -> list[tuple[bytes, bytes]]:
+    """The request's headers as sent: the body is read whole before sending,
+    so a streamed one (`Transfer-Encoding: chunked`) goes with its length."""
+    headers = request.headers.raw
+    if not any(name.lower() == b"transfer-encoding" for name, _ in headers):
+        return headers
+    kept = [(name, value) for name, value in headers if name.lower() not in (b"transfer-encoding", b"content-length")]
+    return [*kept, (b"Content-Length", str(len(body)).encode("ascii"))]
+
+
 def _closed_by_peer(conn: http.client.HTTPConnection) -> bool:
     """An idle connection with something to read has been closed by the
     server (or sent what no request asked for): either way, not reusable."""
@@ -137,28 +149,42 @@ def _closed_by_peer(conn: http.client.HTTPConnection) -> bool:
     if sock is None:
         return True
     try:
+        if _poll is not None:  # any descriptor number (select() stops at 1024)
+            poller = _poll()
+            poller.register(sock, select.POLLIN)
+            return bool(poller.poll(0))
         readable, _, _ = select.select([sock], [], [], 0)
     except (OSError, ValueError):
         return True
     return bool(readable)
 
 
+_poll = getattr(select, "poll", None)  # not on Windows
+
+_TIMEOUTS = {"connect": httpx.ConnectTimeout, "write": httpx.WriteTimeout, "read": httpx.ReadTimeout}
+
+
 @contextmanager
-def _mapped_errors(request: httpx.Request, *, connecting: bool) -> Iterator[None]:
-    """The standard library's failures as the httpx errors its own transport
-    raises for the same failures (the retry policy tells them apart)."""
+def _mapped_errors(request: httpx.Request, phase: str) -> Iterator[None]:
+    """The standard library's failures in one phase of the exchange
+    (`connect`, `write`, `read`) as the httpx errors its own transport raises
+    for them (the retry policy tells them apart)."""
     try:
         yield
     except TimeoutError as exc:  # socket.timeout
-        kind = httpx.ConnectTimeout if connecting else httpx.ReadTimeout
-        raise kind(str(exc) or "timed out", request=request) from exc
-    except OSError as exc:  # refused, unresolvable, TLS handshake ...
-        if connecting:
+        raise _TIMEOUTS[phase](str(exc) or "timed out", request=request) from exc
+    except OSError as exc:  # refused, unresolvable, TLS handshake, reset ...
+        if phase == "connect":
             raise httpx.ConnectError(str(exc), request=request) from exc
         if isinstance(exc, http.client.RemoteDisconnected | ConnectionResetError | BrokenPipeError):
             raise httpx.RemoteProtocolError(
                 str(exc) or "Server disconnected without sending a response.", request=request
             ) from exc
-        raise httpx.ReadError(str(exc), request=request) from exc
+        raise (httpx.WriteError if phase == "write" else httpx.ReadError)(str(exc), request=request) from exc
     except http.client.HTTPException as exc:  # a malformed or cut-short response
         raise httpx.RemoteProtocolError(f"{exc.__class__.__name__}: {exc}", request=request) from exc
+    except ValueError as exc:
+        if phase == "read":  # an answer http.client cannot parse
+            raise httpx.RemoteProtocolError(str(exc), request=request) from exc
+        # A header name or value http.client refuses to send.
+        raise httpx.LocalProtocolError(str(exc), request=request) from exc

@@ -118,9 +118,10 @@ class ClientConfig:
 
 
 def _environment_proxies() -> bool:
-    """Whether the environment names a proxy for HTTP(S) (`HTTP_PROXY`,
-    `HTTPS_PROXY`, `ALL_PROXY`, any case)."""
-    return any(scheme in ("http", "https", "all") for scheme in urllib.request.getproxies_environment())
+    """Whether a proxy is named for HTTP(S): by the environment (`HTTP_PROXY`,
+    `HTTPS_PROXY`, `ALL_PROXY`, any case) or, on macOS and Windows, by the
+    system's settings, as httpx reads them."""
+    return any(scheme in ("http", "https", "all") for scheme in urllib.request.getproxies())
 
 
 @functools.cache

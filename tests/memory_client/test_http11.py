@@ -103,6 +103,16 @@ def test_a_connection_the_server_closed_while_idle_is_not_reused(server):
     assert first != second
 
 
+def test_a_streamed_body_is_sent_with_its_length(server):
+    with _client(server) as http:
+        answer = http.post("/streamed", content=iter([b'{"a": ', b"1}"]))
+        assert answer.status_code == 201 and answer.json() == {"a": 1}
+        assert http.get("/next").json()["path"] == "/next"  # the connection is still in step
+        with pytest.raises(httpx.LocalProtocolError):
+            http.get("/bad", headers={"X-Bad": "a\r\nInjected: 1"})
+    assert [path for path, _ in server.requests] == ["/streamed", "/next"]
+
+
 def test_transfer_and_content_encodings_are_undone(server):
     with _client(server) as http:
         assert http.get("/chunked").json() == {"a": 1}
