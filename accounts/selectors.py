@@ -63,12 +63,9 @@ def api_key_cache_refresh(api_key: ApiKey) -> None:
         cache.set(api_key_cache_key(api_key.prefix), CachedKey(read_at, api_key), remaining)
 
 
-def api_key_authenticate(*, raw_key: str, rate: ApiKeyRateThrottle | None = None) -> ApiKey | None:
+def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
     """The active key matching `raw_key`, compared in constant time; None
-    otherwise. `cache_read_at` on the key says when its row was read. With
-    `rate`, this request's hit on the key's rate window is counted in the
-    same cache round trip and left on the key as `window_hit` (the throttle
-    compares it to the limit).
+    otherwise. `cache_read_at` on the key says when its row was read.
 
     The row (with its workspace) comes from the shared cache, so an
     authenticated request costs no query; an unknown prefix is cached too (as
@@ -77,9 +74,20 @@ def api_key_authenticate(*, raw_key: str, rate: ApiKeyRateThrottle | None = None
     (`accounts.apps`), and a cached row read before it is read again: a
     revoke is effective on the next request, in every worker.
     """
+    return api_key_authenticate_counted(raw_key=raw_key, rate=None)[0]
+
+
+def api_key_authenticate_counted(
+    *, raw_key: str, rate: ApiKeyRateThrottle | None
+) -> tuple[ApiKey | None, WindowHit | None]:
+    """`api_key_authenticate`, and with `rate` this request's hit on the
+    key's rate window, counted in the same cache round trip (the throttle
+    compares it to the limit). The hit is counted for any well-formed key,
+    on a counter named by the secret's hash: a wrong secret counts against
+    no real key, and its counter lives one window."""
     parts = split_raw_key(raw_key)
     if parts is None:
-        return None
+        return None, None
     prefix, _ = parts
     key_hash = hash_key_secret(raw_key)
     entry, hit = _cached_key(prefix, counter=rate.window_counter(rate.ident_of(key_hash)) if rate else None)
@@ -88,10 +96,9 @@ def api_key_authenticate(*, raw_key: str, rate: ApiKeyRateThrottle | None = None
     # Compare even when no key matched, so timing does not reveal which prefixes exist.
     matches = hmac.compare_digest(expected, key_hash)
     if api_key is None or not matches or api_key.revoked_at is not None:
-        return None
+        return None, None
     api_key.cache_read_at = entry.read_at
-    api_key.window_hit = hit
-    return api_key
+    return api_key, hit
 
 
 def api_key_prefixes(*, workspace_id: str) -> list[str]:

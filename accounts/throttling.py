@@ -85,7 +85,7 @@ class ApiKeyRateThrottle(FixedWindowThrottle):
         ident = self.get_cache_key(request, view)
         if ident is None:
             return True
-        return self.hit(ident, counted=getattr(request.auth, "window_hit", None))
+        return self.hit(ident, counted=getattr(request, "api_key_window_hit", None))
 
     def get_cache_key(self, request, view):
         api_key = request.auth

@@ -116,6 +116,18 @@ def test_a_wrong_secret_does_not_count_against_the_key(workspace):
     assert [client.get("/v1/ping").status_code for _ in range(LIMIT + 1)] == [200] * LIMIT + [429]
 
 
+def test_the_cached_key_carries_no_request_count(workspace):
+    # The key row goes back into the shared cache after `last_used_at` is
+    # stamped; a request's window count travels on the request instead.
+    from accounts.selectors import api_key_cache_key
+
+    raw = make_api_key(workspace)
+    assert _client(HTTP_AUTHORIZATION=f"Bearer {raw}").get("/v1/ping").status_code == 200
+    cached = cache.get(api_key_cache_key(raw.split("_")[1]))
+    assert cached.api_key is not None and not hasattr(cached.api_key, "window_hit")
+    assert not hasattr(cached.api_key, "api_key_window_hit")
+
+
 # --- Missing and wrong keys ---------------------------------------------------------
 
 
