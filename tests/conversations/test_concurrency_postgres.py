@@ -260,3 +260,59 @@ def test_first_checkpoint_batches_race_to_create_one_thread(workspace):
     assert sorted(Checkpoint.objects.filter(conversation=conversation).values_list("checkpoint_id", flat=True)) == [
         f"c{worker}" for worker in range(8)]
     assert CheckpointWrite.objects.filter(conversation=conversation).count() == 8
+
+
+def test_a_batch_that_loses_a_thread_creation_race_keeps_none_of_its_threads(workspace, monkeypatch):
+    """A batch naming two new threads, one of them being created by another
+    request meanwhile: the statement stores nothing, and the thread it did
+    create goes too (here the fallback then fails, so nothing may remain)."""
+    import base64
+
+    from django.db import transaction
+
+    from conversations.framework.services import checkpoints
+    from conversations.models import Checkpoint
+    from conversations.services import conversation_get_or_create
+
+    holding, release = threading.Event(), threading.Event()
+
+    @_in_thread
+    def other_request():
+        with transaction.atomic():
+            conversation_get_or_create(workspace=workspace, external_id="lg-b", source="langgraph")
+            holding.set()
+            release.wait(20)
+
+    @_in_thread
+    def commit_once_the_batch_waits():
+        # The batch's insert of "lg-b" waits on the other request's row lock;
+        # only then may that request commit.
+        with connection.cursor() as cursor:
+            for _ in range(400):
+                cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
+                if cursor.fetchone()[0]:
+                    break
+                threading.Event().wait(0.05)
+        release.set()
+
+    def fallback_fails(**kwargs):
+        raise RuntimeError("the fallback transaction failed")
+
+    other = threading.Thread(target=other_request)
+    other.start()
+    assert holding.wait(20)
+    watcher = threading.Thread(target=commit_once_the_batch_waits)
+    watcher.start()
+    monkeypatch.setattr(checkpoints, "_threads", fallback_fails)
+    blob = base64.b64encode(b"state").decode()
+    ops = [{"op": "put", "thread_id": name, "checkpoint_id": "c1", "type": "msgpack", "checkpoint": blob}
+           for name in ("lg-a", "lg-b")]
+    try:
+        with pytest.raises(RuntimeError):
+            checkpoints.checkpoint_batch(workspace=workspace, ops=ops)
+    finally:
+        release.set()
+        watcher.join()
+        other.join()
+    assert list(Conversation.objects.filter(workspace=workspace).values_list("external_id", flat=True)) == ["lg-b"]
+    assert Checkpoint.objects.count() == 0

@@ -265,9 +265,9 @@ def _store(workspace: Workspace, puts: list[_Put], writes: list[_Writes]) -> Non
         # A put without a parent is a thread's first checkpoint: its thread is
         # most likely new, so the first statement creates what is missing.
         create = any(put.row.parent_checkpoint_id is None for put in puts)
-        stored = _upsert_all(workspace, threads, puts, writes, create=create) or (
-            not create and _upsert_all(workspace, threads, puts, writes, create=True)
-        )
+        stored = (_upsert_creating(workspace, threads, puts, writes) if create
+                  else _upsert_all(workspace, threads, puts, writes, create=False)
+                  or _upsert_creating(workspace, threads, puts, writes))
     else:
         lone = len(puts) + len(writes) == 1
         stored = lone and _upsert_in_thread([puts[0].row] if puts else writes[0].rows, thread_id=threads[0])
@@ -286,6 +286,21 @@ def _store(workspace: Workspace, puts: list[_Put], writes: list[_Writes]) -> Non
         for (thread_id, *_), row in keyed.items():
             row.conversation_id = found[thread_id]
         insert_objects(list(keyed.values()), **_UPSERT[CheckpointWrite])
+
+
+def _upsert_creating(workspace: Workspace, threads: list[str], puts: list[_Put], writes: list[_Writes]) -> bool:
+    """The batch in the statement that creates missing threads. A thread
+    another request creates at the same moment makes it store nothing; with
+    more than one thread named, the ones it did create are then undone too
+    (it runs in a transaction), so a batch stays all or none. One thread
+    needs no transaction: had it been created elsewhere, this created nothing."""
+    if len(threads) == 1:
+        return _upsert_all(workspace, threads, puts, writes, create=True)
+    with transaction.atomic():
+        stored = _upsert_all(workspace, threads, puts, writes, create=True)
+        if not stored:
+            transaction.set_rollback(True)
+    return stored
 
 
 def _last_put_of_each_key(puts: list[_Put]) -> list[_Put]:
@@ -347,9 +362,10 @@ def _upsert_all_sql(*, create: bool) -> str:
     Without `create`, a missing thread leaves everything unwritten (the caller
     tries again with `create`). With it, the statement first creates the
     missing threads' conversations, each with its `main` branch, from rows
-    given as two more JSON parameters (`_new_thread_rows`); a thread another
+    given as two more JSON parameters (`_new_thread_rows`). A thread another
     request creates at the same moment is not seen by this statement, which
-    then writes no checkpoint (the caller's transaction path takes over)."""
+    then writes no checkpoint or write, but keeps the threads it created
+    (`_upsert_creating` undoes them)."""
     qn = connection.ops.quote_name
     conv, thread = Conversation, _thread_field()
     thread_name = record_names([thread])[0]
