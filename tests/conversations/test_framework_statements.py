@@ -145,8 +145,11 @@ def test_writes_to_a_new_thread_on_postgresql_are_two_statements(workspace, djan
          "checkpoint": _b64(b"s2")},
         {"op": "put", "thread_id": "other", "checkpoint_id": "0001", "type": "msgpack", "checkpoint": _b64(b"o1")},
     ]
-    with django_assert_num_queries(1):
+    # The creating statement, in a transaction of its own (a savepoint inside
+    # the test's) so that it keeps none of its threads unless it stored all.
+    with CaptureQueriesContext(connection) as ctx:
         checkpoints.checkpoint_batch(workspace=workspace, ops=ops)
+    assert [q["sql"].split(" ", 1)[0] for q in ctx.captured_queries] == ["SAVEPOINT", "WITH", "RELEASE"]
     assert sorted(Checkpoint.objects.values_list("conversation__external_id", "checkpoint_id")) == [
         ("other", "0001"), ("t", "0001"), ("t", "0002")]
     assert Conversation.objects.filter(workspace=workspace).count() == 3
