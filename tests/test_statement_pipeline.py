@@ -55,3 +55,13 @@ def test_outside_a_transaction_each_statement_is_answered_at_once():
         _insert(cursor, "alone")
         assert not _pipelined()
     assert Workspace.objects.filter(slug="alone").exists()
+
+
+def test_counts_are_unknown_inside_so_updates_do_not_belong_there():
+    # Why the block is for writes that need no answer: an UPDATE's row count
+    # has not arrived when the ORM reads it.
+    Workspace.objects.create(id="ws_counted", name="counted", slug="counted")
+    with transaction.atomic(), statement_pipeline():
+        updated = Workspace.objects.filter(slug="counted").update(name="renamed")
+    assert updated == (-1 if connection.vendor == "postgresql" else 1)
+    assert Workspace.objects.get(slug="counted").name == "renamed"

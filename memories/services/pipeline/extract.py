@@ -169,8 +169,8 @@ def extract_run(job: MemoryJob) -> dict:
             totals: dict[str, int] = {}
             input_tokens = output_tokens = 0
             summary_update = None
-            # The batches' writes need no answer: sent without waiting, the
-            # database stores a batch while the next one is extracted.
+            # A batch's writes need no answer: sent without waiting for each,
+            # one round trip per batch (its first read waits for them all).
             with statement_pipeline():
                 for group in groups:
                     turns, result, usage = (extracted if extracted is not None
