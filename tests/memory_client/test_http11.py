@@ -49,7 +49,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path == "/gzip":
             self._reply(200, gzip.compress(b'{"zipped": true}'), {"Content-Encoding": "gzip"})
         elif self.path == "/slow":
-            time.sleep(0.5)
+            time.sleep(1.0)
             self._reply(200, b"{}")
         elif self.path == "/drop-once" and not server.dropped:
             server.dropped = True
@@ -123,9 +123,12 @@ def test_errors_are_httpx_errors(server):
     with _client(server, timeout=httpx.Timeout(5.0, read=0.1)) as http:
         with pytest.raises(httpx.ReadTimeout):
             http.get("/slow")
-        assert http.get("/fine").status_code == 200  # the timed-out connection was dropped
+        # The timed-out connection was dropped: the next call gets a new one.
+        assert http.get("/fine", timeout=10.0).status_code == 200
         with pytest.raises(httpx.RemoteProtocolError):
-            http.get("/drop-once")
+            http.get("/drop-once", timeout=10.0)
+    slow, fine, _ = (port for _, port in server.requests)
+    assert slow != fine
     with socket.socket() as unused:
         unused.bind(("127.0.0.1", 0))
         port = unused.getsockname()[1]
