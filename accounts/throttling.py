@@ -46,27 +46,31 @@ class FixedWindowThrottle(SimpleRateThrottle):
         ident = self.get_cache_key(request, view)
         if ident is None:
             return True
-        return self.hit(ident)
+        return self.hit(ident, counted=self.counted_hit(request))
+
+    def counted_hit(self, request) -> WindowHit | None:
+        """This request's hit if something counted it already; None: `hit` counts it."""
+        return None
 
     def hit(self, ident: str, *, counted: WindowHit | None = None) -> bool:
         """Count this request against `ident`'s window, unless `counted` is
         this window's hit already counted (by the authentication)."""
         now = time.time()
-        window = int(now // self.duration)
-        counter = f"{ident}_{window}"
+        counter, ttl = self._counter(ident, now)
         if counted is not None and counted.counter == counter:
             count = counted.count
         else:
-            count = window_hit(counter, self.duration + 1, cache=self.cache)
-        self._wait = (window + 1) * self.duration - now
+            count = window_hit(counter, ttl, cache=self.cache)
+        self._wait = (now // self.duration + 1) * self.duration - now
         return count <= self.num_requests
 
     def window_counter(self, ident: str) -> tuple[str, int] | None:
         """The counter of `ident`'s current window and its time to live; None
         without a rate."""
-        if self.rate is None:
-            return None
-        return f"{ident}_{int(time.time() // self.duration)}", self.duration + 1
+        return None if self.rate is None else self._counter(ident, time.time())
+
+    def _counter(self, ident: str, now: float) -> tuple[str, int]:
+        return f"{ident}_{int(now // self.duration)}", self.duration + 1
 
     def wait(self) -> float | None:
         return getattr(self, "_wait", None)
@@ -79,13 +83,8 @@ class ApiKeyRateThrottle(FixedWindowThrottle):
 
     scope = "api_key"
 
-    def allow_request(self, request, view) -> bool:
-        if self.rate is None:
-            return True
-        ident = self.get_cache_key(request, view)
-        if ident is None:
-            return True
-        return self.hit(ident, counted=getattr(request, "api_key_window_hit", None))
+    def counted_hit(self, request) -> WindowHit | None:
+        return getattr(request, "api_key_window_hit", None)
 
     def get_cache_key(self, request, view):
         api_key = request.auth
