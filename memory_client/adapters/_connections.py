@@ -12,12 +12,14 @@ from __future__ import annotations
 import asyncio
 import threading
 import weakref
-from collections.abc import AsyncGenerator, Callable
-from typing import Any
+from collections.abc import AsyncGenerator, Callable, Generator
+from typing import Any, TypeVar
 
 import httpx
 
 from memory_client._transport import Call, RetryPolicy, run_async, run_sync
+
+T = TypeVar("T")
 
 
 async def _close_at_loop_shutdown(client: httpx.AsyncClient, forget: Callable[[], Any]) -> AsyncGenerator[None, None]:
@@ -67,6 +69,36 @@ class Connections:
 
     async def arun(self, call: Call) -> Any:
         return await run_async(await self.aclient(), call, self.policy)
+
+    def run_flow(self, flow: Generator[Call, Any, T]) -> T:
+        """Run a flow of calls to its end: a generator that yields each call
+        and is sent its answer, or has its error thrown in (so the flow's
+        policy is written once for sync and async callers); its return value."""
+        try:
+            call = next(flow)
+            while True:
+                try:
+                    answer = self.run(call)
+                except Exception as exc:
+                    call = flow.throw(exc)
+                else:
+                    call = flow.send(answer)
+        except StopIteration as stop:
+            return stop.value
+
+    async def arun_flow(self, flow: Generator[Call, Any, T]) -> T:
+        """`run_flow` for async callers."""
+        try:
+            call = next(flow)
+            while True:
+                try:
+                    answer = await self.arun(call)
+                except Exception as exc:
+                    call = flow.throw(exc)
+                else:
+                    call = flow.send(answer)
+        except StopIteration as stop:
+            return stop.value
 
     async def aclose(self) -> None:
         """Close this loop's client now (other loops' close as they shut down)."""

@@ -17,7 +17,7 @@ import base64
 import json
 import random
 import weakref
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Generator, Iterator, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -163,61 +163,38 @@ class MemoryCheckpointSaver(BaseCheckpointSaver[str]):
     def _batch_call(ops: list[dict[str, Any]]) -> Call:
         return Call("POST", "langgraph_checkpoints/batch", json={"ops": ops}, parse=data_of, retry=True)
 
-    def _send(self, ops: list[dict[str, Any]]) -> list[Any]:
-        """The group commit's sender: one answer (or exception) per op. A lone
-        op goes as its own request, several as batches of at most
-        `BATCH_OPS`. A batch refused (one bad op; nothing was stored) is sent
-        op by op, so each caller gets its own op's answer; a batch that fails
-        otherwise fails its own ops only."""
+    def _send_flow(self, ops: list[dict[str, Any]]) -> Generator[Call, Any, list[Any]]:
+        """The group commit's sender, for sync and async calls alike (driven
+        by `Connections.run_flow` / `arun_flow`): one answer (or exception)
+        per op. A lone op goes as its own request, several as batches of at
+        most `BATCH_OPS`. A batch refused (one bad op; nothing was stored) is
+        sent op by op, so each caller gets its own op's answer; a batch that
+        fails otherwise fails its own ops only."""
         results: list[Any] = []
         for chunk in _chunks(ops):
-            try:
-                results += self._send_chunk(chunk)
-            except Exception as exc:
-                results += [exc] * len(chunk)
+            if len(chunk) > 1 and self._batches:
+                try:
+                    results += yield self._batch_call(chunk)
+                    continue
+                except MemoryValidationError:
+                    pass
+                except MemoryNotFoundError:
+                    self._batches = False  # a server from before the batch endpoint
+                except Exception as exc:
+                    results += [exc] * len(chunk)
+                    continue
+            for op in chunk:
+                try:
+                    results.append((yield self._op_call(op)))
+                except Exception as exc:  # that op's caller raises it
+                    results.append(exc)
         return results
 
-    def _send_chunk(self, ops: list[dict[str, Any]]) -> list[Any]:
-        if len(ops) > 1 and self._batches:
-            try:
-                return self._conn.run(self._batch_call(ops))
-            except MemoryValidationError:
-                pass
-            except MemoryNotFoundError:
-                self._batches = False  # a server from before the batch endpoint
-        results: list[Any] = []
-        for op in ops:
-            try:
-                results.append(self._conn.run(self._op_call(op)))
-            except Exception as exc:  # that op's caller raises it
-                results.append(exc)
-        return results
+    def _send(self, ops: list[dict[str, Any]]) -> list[Any]:
+        return self._conn.run_flow(self._send_flow(ops))
 
     async def _asend(self, ops: list[dict[str, Any]]) -> list[Any]:
-        """`_send` for the async calls."""
-        results: list[Any] = []
-        for chunk in _chunks(ops):
-            try:
-                results += await self._asend_chunk(chunk)
-            except Exception as exc:
-                results += [exc] * len(chunk)
-        return results
-
-    async def _asend_chunk(self, ops: list[dict[str, Any]]) -> list[Any]:
-        if len(ops) > 1 and self._batches:
-            try:
-                return await self._conn.arun(self._batch_call(ops))
-            except MemoryValidationError:
-                pass
-            except MemoryNotFoundError:
-                self._batches = False
-        results: list[Any] = []
-        for op in ops:
-            try:
-                results.append(await self._conn.arun(self._op_call(op)))
-            except Exception as exc:
-                results.append(exc)
-        return results
+        return await self._conn.arun_flow(self._send_flow(ops))
 
     def _asaves_here(self) -> AsyncGroupCommit[dict[str, Any]]:
         # A group commit per event loop, as the connections are.

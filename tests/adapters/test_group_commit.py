@@ -287,3 +287,56 @@ async def test_concurrent_async_graph_runs_share_one_saver_and_keep_their_own_hi
     for config in configs:
         history = [(s.values, s.next) async for s in ours.aget_state_history(config)]
         assert history == [(s.values, s.next) async for s in reference.aget_state_history(configs[0])]
+
+
+def _scripted_saver(monkeypatch, answer):
+    """A saver whose requests are answered by `answer(call)` (or its raise),
+    sync and async alike; the paths it was asked for are recorded."""
+    saver = MemoryClient("http://svc.test", "k").langgraph_checkpointer
+    paths: list[str] = []
+
+    def run(call):
+        paths.append(call.path)
+        return answer(call)
+
+    async def arun(call):
+        return run(call)
+
+    monkeypatch.setattr(saver._conn, "run", run)
+    monkeypatch.setattr(saver._conn, "arun", arun)
+    return saver, paths
+
+
+_OPS = [{"op": "put", "thread_id": "t", "checkpoint_id": "c1"},
+        {"op": "put_writes", "thread_id": "t", "checkpoint_id": "c1", "writes": []}]
+
+
+def test_a_server_without_the_batch_endpoint_is_sent_op_by_op_from_then_on(monkeypatch):
+    from memory_client.errors import MemoryNotFoundError
+
+    def answer(call):
+        if call.path.endswith("/batch"):
+            raise MemoryNotFoundError("no such route", status_code=404)
+        return call.path
+
+    saver, paths = _scripted_saver(monkeypatch, answer)
+    assert saver._send(list(_OPS)) == ["langgraph_checkpoints", "langgraph_checkpoints/writes"]
+    assert asyncio.run(saver._asend(list(_OPS))) == ["langgraph_checkpoints", "langgraph_checkpoints/writes"]
+    assert paths == ["langgraph_checkpoints/batch", "langgraph_checkpoints", "langgraph_checkpoints/writes",
+                     "langgraph_checkpoints", "langgraph_checkpoints/writes"]
+
+
+def test_a_batch_that_fails_otherwise_fails_its_own_ops(monkeypatch):
+    from memory_client.errors import MemoryConnectionError
+
+    failure = MemoryConnectionError("connection refused")
+
+    def answer(call):
+        raise failure
+
+    for send in ("sync", "async"):
+        saver, paths = _scripted_saver(monkeypatch, answer)
+        ops = [dict(op) for op in _OPS] * 60  # two chunks: 100 and 20
+        results = saver._send(ops) if send == "sync" else asyncio.run(saver._asend(ops))
+        assert results == [failure] * 120
+        assert paths == ["langgraph_checkpoints/batch"] * 2  # not retried op by op
