@@ -129,16 +129,26 @@ def test_each_caller_gets_its_own_ops_answer_and_a_failed_batch_fails_all_its_ca
         GroupCommit(broken).run(1)
 
 
+class _HeldAsyncSend:
+    """`_HeldSend` for an async group commit: records each batch, answers
+    each op with `answer(op)`, and holds the batch equal to `held` until
+    `release` is set."""
+
+    def __init__(self, held: list, answer=lambda op: op):
+        self.held, self.answer = held, answer
+        self.batches: list[list] = []
+        self.release = asyncio.Event()
+
+    async def __call__(self, ops: list) -> list:
+        self.batches.append(list(ops))
+        if ops == self.held:
+            await self.release.wait()
+        return [self.answer(op) for op in ops]
+
+
 async def test_async_ops_queued_behind_a_batch_travel_together():
-    batches: list[list[str]] = []
-    release = asyncio.Event()
-
-    async def send(ops: list[str]) -> list[str]:
-        batches.append(list(ops))
-        if len(batches) == 1:
-            await release.wait()
-        return [op.upper() for op in ops]
-
+    send = _HeldAsyncSend(["a"], answer=str.upper)
+    batches, release = send.batches, send.release
     commit: AsyncGroupCommit[str] = AsyncGroupCommit(send)
     first = asyncio.create_task(commit.run("a"))
     await asyncio.sleep(0)
@@ -150,14 +160,8 @@ async def test_async_ops_queued_behind_a_batch_travel_together():
 
 
 async def test_a_cancelled_async_caller_does_not_cancel_the_batch_it_rode_in():
-    release = asyncio.Event()
-    sent: list[list[str]] = []
-
-    async def send(ops: list[str]) -> list[str]:
-        sent.append(list(ops))
-        await release.wait()
-        return ops
-
+    send = _HeldAsyncSend(["a"])
+    sent, release = send.batches, send.release
     commit: AsyncGroupCommit[str] = AsyncGroupCommit(send)
     stored: list[str] = []
     riding = asyncio.create_task(commit.run("a"))
@@ -173,15 +177,8 @@ async def test_a_cancelled_async_caller_does_not_cancel_the_batch_it_rode_in():
 
 
 async def test_an_async_caller_cancelled_while_queued_is_not_sent():
-    release = asyncio.Event()
-    sent: list[list[str]] = []
-
-    async def send(ops: list[str]) -> list[str]:
-        sent.append(list(ops))
-        if ops == ["first"]:
-            await release.wait()
-        return ops
-
+    send = _HeldAsyncSend(["first"])
+    sent, release = send.batches, send.release
     commit: AsyncGroupCommit[str] = AsyncGroupCommit(send)
     first = asyncio.create_task(commit.run("first"))
     await asyncio.sleep(0)
