@@ -166,7 +166,8 @@ def checkpoint_put(
     metadata: Any,
 ) -> Checkpoint:
     """Store a checkpoint, replacing one stored under the same (thread,
-    namespace, id): one upsert statement once the thread exists."""
+    namespace, id): one statement (`_store`), on PostgreSQL also for a
+    thread's first checkpoint, which creates the thread."""
     put = _clean_put(
         workspace=workspace, thread_id=thread_id, checkpoint_ns=checkpoint_ns, checkpoint_id=checkpoint_id,
         parent_checkpoint_id=parent_checkpoint_id, type=type, checkpoint=checkpoint, metadata=metadata,
