@@ -144,7 +144,11 @@ class MemoryItem(models.Model):
             models.CheckConstraint(condition=Q(confidence__gte=0) & Q(confidence__lte=1), name="memory_confidence_0_1"),
         ]
         indexes = [
-            models.Index(fields=["workspace", "scope", "scope_id", "lifecycle_status"], name="mem_ws_scope"),
+            # Importance last: context assembly's pinned memories (importance at
+            # least 0.9 in the scopes it reads) are a range of it, not a scan of
+            # every memory of the scope.
+            models.Index(fields=["workspace", "scope", "scope_id", "lifecycle_status", "importance"],
+                         name="mem_ws_scope"),
             models.Index(fields=["workspace", "type", "status"], name="mem_ws_type_status"),
             # Lists sort by (created_at, id), newest first by default, with a
             # scope's memories the most common filter: both orders are read
