@@ -39,7 +39,12 @@ MAX_BRANCH_DEPTH = 32
 
 
 def conversation_get(*, workspace: Workspace, external_id: str) -> Conversation | None:
-    return Conversation.objects.filter(workspace=workspace, external_id=external_id).first()
+    conversation = Conversation.objects.filter(workspace=workspace, external_id=external_id).first()
+    if conversation is not None:
+        # The caller's row, so `conversation.workspace` (its review setting,
+        # say) costs no query of its own.
+        conversation.workspace = workspace
+    return conversation
 
 
 def conversation_get_or_404(*, workspace: Workspace, external_id: str) -> Conversation:
