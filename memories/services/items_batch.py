@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts.actors import Actor
@@ -24,6 +25,11 @@ from memories.services.versioning import lock_memory_items, memories_released_si
 from memory_project.errors import ValidationError
 
 MAX_BATCH_IDS = 100
+# `last_used_at` says when a memory was last injected, to the minute (as an
+# API key's does): an agent assembling context every turn injects the same
+# memories again and again, and rewriting their rows each time (a WAL flush
+# per turn) bought nothing a reader could see.
+USED_RESOLUTION = timedelta(minutes=1)
 _STATE_FIELDS = ["status", "lifecycle_status", "version", "current_version_id", "updated_at"]
 
 
@@ -140,10 +146,13 @@ def memory_items_delete(*, workspace, actor: Actor, ids: Sequence[str]) -> Batch
 
 
 def memory_items_mark_used(*, workspace, ids: Iterable[str], at: datetime | None = None) -> int:
-    """Stamp `last_used_at` on items injected into a context. Usage is not a
-    modification: no version, no `updated_at` change, no lock (last writer wins
-    on a timestamp). Returns the number of items stamped."""
+    """Stamp `last_used_at` on items injected into a context, unless already
+    stamped within `USED_RESOLUTION` of `at`. Usage is not a modification: no
+    version, no `updated_at` change, no lock (last writer wins on a
+    timestamp). Returns the number of items stamped."""
     ids = list(ids)
     if not ids:
         return 0
-    return MemoryItem.objects.filter(workspace=workspace, pk__in=ids).update(last_used_at=at or timezone.now())
+    at = at or timezone.now()
+    stale = Q(last_used_at__isnull=True) | Q(last_used_at__lte=at - USED_RESOLUTION)
+    return MemoryItem.objects.filter(stale, workspace=workspace, pk__in=ids).update(last_used_at=at)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from accounts.actors import Actor
 from memories.models import MemoryItem, MemoryVersion
@@ -241,3 +244,15 @@ def test_mark_used_is_not_a_modification(workspace):
     assert memory_items_mark_used(workspace=workspace, ids=[item.pk]) == 1
     fresh = MemoryItem.objects.get(pk=item.pk)
     assert fresh.last_used_at is not None and fresh.version == 1 and fresh.updated_at == item.updated_at
+
+
+def test_mark_used_stamps_to_the_minute(workspace):
+    item = _fact(workspace)
+    first = timezone.now()
+    assert memory_items_mark_used(workspace=workspace, ids=[item.pk], at=first) == 1
+    # Injected again within the minute: the row is left as it is.
+    assert memory_items_mark_used(workspace=workspace, ids=[item.pk], at=first + timedelta(seconds=59)) == 0
+    assert MemoryItem.objects.get(pk=item.pk).last_used_at == first
+    later = first + timedelta(minutes=1)
+    assert memory_items_mark_used(workspace=workspace, ids=[item.pk], at=later) == 1
+    assert MemoryItem.objects.get(pk=item.pk).last_used_at == later
