@@ -31,8 +31,9 @@ from memories.services.items_batch import memory_items_mark_used
 from memories.services.scopes import branch_scope_id
 
 TRUNCATION_MARK = "…"
-# History is read newest first in pages of this many rows until enough
-# non-system messages are found; system messages in between are lifted.
+# History is read newest first, a page of the messages still missing (at
+# most this many rows) at a time, until enough non-system messages are found;
+# system messages in between are lifted. A page reads no row it cannot keep.
 HISTORY_PAGE = 50
 MAX_SYSTEM_MESSAGES = 10
 
@@ -76,12 +77,12 @@ def _history(view, max_messages: int) -> tuple[list[Message], list[Message]]:
     kept: list[Message] = []
     before: int | None = None
     while len(kept) < max_messages:
-        page = branch_messages(branch=view, before_floor_no=before, limit=HISTORY_PAGE, order="desc")
+        wanted = min(HISTORY_PAGE, max_messages - len(kept))
+        page = branch_messages(branch=view, before_floor_no=before, limit=wanted, order="desc")
         kept.extend(m for m in page if m.role != "system")
-        if len(page) < HISTORY_PAGE:
+        if len(page) < wanted:
             break
         before = page[-1].floor_no
-    kept = kept[:max_messages]
     # System messages set up the conversation wherever they were stored: all of
     # the branch's (the latest few) go first, none counts against the window.
     systems = [
