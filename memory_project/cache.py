@@ -176,6 +176,10 @@ class SQLiteCache(BaseCache):
         self._maybe_cull(db)
         return row[0]
 
+    def read_and_count(self, keys: Sequence[str], counter: str, ttl: int) -> tuple[dict[str, Any], int]:
+        """`read_and_count` here: each an atomic statement on a local file."""
+        return (self.get_many(keys) if keys else {}), self.incr_window(counter, ttl)
+
     def clear(self) -> None:
         self._db().execute("DELETE FROM cache")
 
@@ -210,30 +214,31 @@ class RedisCache(DjangoRedisCache):
         super().__init__(server, params)
         self._class = RedisCacheClient
 
-
-def read_and_count(cache: BaseCache, keys: Sequence[str], counter: str, ttl: int) -> tuple[dict[str, Any], int]:
-    """`cache.get_many(keys)` and one hit counted on the counter `counter`
-    (created with `ttl` seconds to live), with the count including this hit.
-    On Redis both travel in one pipeline (an `MGET`, an `INCR` and its
-    `EXPIRE`): an API request's key lookup and rate count cost one round
-    trip, not two."""
-    incr_window = getattr(cache, "incr_window", None)
-    if incr_window is not None:  # SQLiteCache: each an atomic statement on a local file
-        return (cache.get_many(keys) if keys else {}), incr_window(counter, ttl)
-    redis_client = getattr(getattr(cache, "_cache", None), "get_client", None)
-    if redis_client is not None:  # a django.core.cache.backends.redis.RedisCache
-        names = [cache.make_and_validate_key(key) for key in keys]
-        name = cache.make_and_validate_key(counter)
-        pipe = redis_client(name, write=True).pipeline(transaction=False)
+    def read_and_count(self, keys: Sequence[str], counter: str, ttl: int) -> tuple[dict[str, Any], int]:
+        """`read_and_count` here: an `MGET`, an `INCR` and its `EXPIRE` in one pipeline."""
+        names = [self.make_and_validate_key(key) for key in keys]
+        name = self.make_and_validate_key(counter)
+        pipe = self._cache.get_client(name, write=True).pipeline(transaction=False)
         if names:
             pipe.mget(names)
         pipe.incr(name)
         pipe.expire(name, ttl)
         *values, count, _ = pipe.execute()
-        loads = cache._cache._serializer.loads
+        loads = self._cache._serializer.loads
         found = {key: loads(value) for key, value in zip(keys, values[0] if values else (), strict=True)
                  if value is not None}
         return found, int(count)
+
+
+def read_and_count(cache: BaseCache, keys: Sequence[str], counter: str, ttl: int) -> tuple[dict[str, Any], int]:
+    """`cache.get_many(keys)` and one hit counted on the counter `counter`
+    (created with `ttl` seconds to live), with the count including this hit.
+    The project's caches do both at once (`RedisCache.read_and_count`: one
+    round trip, so an API request's key lookup and rate count cost one, not
+    two; `SQLiteCache.read_and_count`)."""
+    own = getattr(cache, "read_and_count", None)
+    if own is not None:
+        return own(keys, counter, ttl)
     # Any other backend: not atomic across processes, right within one.
     found = cache.get_many(keys) if keys else {}
     cache.add(counter, 0, ttl)
