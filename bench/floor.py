@@ -7,8 +7,9 @@ and the next one for broker and cache) and in the embedded mode (a SQLite file
 and the SQLite cache under MEMORY_VAR_DIR/bench_floor). Both add two floor
 routes (`bench.floor_server`): an authenticated DRF view that does nothing, and
 one that inserts a row and commits. Then, in 3 interleaved rounds (each path
-beside its floor or anchor within a round, the order alternating), it
-measures every goal and prints, for each, the median of the rounds:
+beside its floor or anchor within a round, the order alternating; the
+latency pairs, deep page and memory list, request by request), it measures
+every goal and prints, for each, the median of the rounds:
 
     ratio <name> <value> <op> <goal>
 
@@ -364,6 +365,24 @@ def _latencies(http: httpx.Client, call, n: int) -> list[float]:
     return out
 
 
+def _alternating(round_no: int, first, second, n: int) -> tuple[list[float], list[float]]:
+    """Latencies of two calls taken turn about, `n` of each: request by
+    request, so that a drift in the machine's speed (minutes-long swings of
+    a third here) falls on both alike. `first()` and `second()` each make one
+    request; which goes first in a turn alternates by round."""
+    a: list[float] = []
+    b: list[float] = []
+    order = ((second, b), (first, a)) if round_no % 2 else ((first, a), (second, b))
+    for _ in range(n):
+        for call, out in order:
+            started = time.perf_counter()
+            response = call()
+            out.append((time.perf_counter() - started) * 1000)
+            if response.status_code >= 300:
+                raise RuntimeError(f"{response.status_code} {response.text[:200]}")
+    return a, b
+
+
 def _p(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -532,20 +551,20 @@ def measure_deep_page(server: Server, seed: dict, round_no: int, n: int) -> tupl
         deep = lambda h: h.get(url, params={"limit": 20, "after": seed["deep_cursor"]})  # noqa: E731
         first = lambda h: h.get(url, params={"limit": 20})  # noqa: E731
         _latencies(http, first, 3)
-        a, b = _pair(round_no, lambda: _latencies(http, deep, n), lambda: _latencies(http, first, n))
+        a, b = _alternating(round_no, lambda: deep(http), lambda: first(http), n)
     return statistics.median(a), statistics.median(b)
 
 
 def measure_memory_list(server: Server, seed: dict, round_no: int, n: int) -> tuple[float, float]:
     url = f"{server.base}/v1/memories"
 
-    def p95(key: str) -> float:
-        with httpx.Client(timeout=60, headers=_auth(key)) as http:
-            call = lambda h: h.get(url, params={"q": Q_WORD, "limit": 20})  # noqa: E731
-            _latencies(http, call, 3)
-            return _p(_latencies(http, call, n), 0.95)
-
-    return _pair(round_no, lambda: p95(seed["key_100k"]), lambda: p95(seed["key_10k"]))
+    params = {"q": Q_WORD, "limit": 20}
+    with (httpx.Client(timeout=60, headers=_auth(seed["key_100k"])) as big,
+          httpx.Client(timeout=60, headers=_auth(seed["key_10k"])) as small):
+        for http in (big, small):
+            _latencies(http, lambda h: h.get(url, params=params), 3)
+        a, b = _alternating(round_no, lambda: big.get(url, params=params), lambda: small.get(url, params=params), n)
+    return _p(a, 0.95), _p(b, 0.95)
 
 
 def measure_context(server: Server, seed: dict, n: int) -> float:
