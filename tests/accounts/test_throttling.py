@@ -236,7 +236,7 @@ def test_gunicorn_workers_share_one_window_without_a_cache_server(workspace, tmp
     port = _free_port()
     away_from_a_window_edge(60, period=3600)  # the server's start and the requests fit in one window
     gunicorn = Path(sys.executable).with_name("gunicorn")
-    # Sync workers, one request at a time each: concurrent requests must be
+    # One thread per worker, one request at a time each: concurrent requests must be
     # spread over both.
     server = subprocess.Popen(
         [str(gunicorn), "-c", "memory_project/gunicorn.conf.py", "memory_project.wsgi", "--bind",

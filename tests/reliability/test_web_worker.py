@@ -1,0 +1,226 @@
+"""The web server's worker (`memory_project.gunicorn_worker`): a pool thread
+serves a kept-alive connection's next request itself when it follows at
+once, and only while another thread is free. Its decision is checked on a
+socket pair; the worker itself under gunicorn with the project's config:
+chains of requests on one connection, more clients than threads, a client
+that pipelines, one that hangs up, and a stop with connections still open."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from django.conf import settings
+from django.db import connection
+from gunicorn.http.unreader import SocketUnreader
+
+from memory_project import gunicorn_worker
+from memory_project.gunicorn_worker import LingeringThreadWorker
+from tests.factories import WorkspaceFactory, make_api_key
+
+# --- The decision, on a socket pair -----------------------------------------------------
+
+
+def _worker(*, threads: int = 4, handling: int = 1, queued: int = 0, alive: bool = True) -> LingeringThreadWorker:
+    """A worker with only what `next_request_in_time` reads: no process, no pool."""
+    worker = LingeringThreadWorker.__new__(LingeringThreadWorker)
+    worker.alive = alive
+    worker.cfg = SimpleNamespace(threads=threads)
+    worker._load_lock = threading.Lock()
+    worker._handling, worker._queued = handling, queued
+    return worker
+
+
+@pytest.fixture
+def sockets():
+    server, client = socket.socketpair()
+    yield server, client
+    server.close()
+    client.close()
+
+
+def _conn(sock: socket.socket, buffered: bytes = b"") -> SimpleNamespace:
+    unreader = SocketUnreader(sock)
+    if buffered:
+        unreader.unread(buffered)
+    return SimpleNamespace(sock=sock, parser=SimpleNamespace(unreader=unreader))
+
+
+def test_a_request_that_follows_at_once_is_served_on_the_same_thread(sockets, monkeypatch):
+    server, client = sockets
+    monkeypatch.setattr(gunicorn_worker, "LINGER_SECONDS", 5.0)
+    threading.Timer(0.05, client.sendall, [b"GET / HTTP/1.1\r\n\r\n"]).start()
+    started = time.monotonic()
+    assert _worker().next_request_in_time(_conn(server)) is True
+    assert time.monotonic() - started < 4.0  # woken by the request, not by the end of the wait
+
+
+def test_a_quiet_connection_goes_back_to_the_poller(sockets):
+    server, _ = sockets
+    assert _worker().next_request_in_time(_conn(server)) is False
+
+
+def test_a_request_already_read_ahead_is_served_without_waiting(sockets):
+    server, _ = sockets
+    # Nothing on the socket, no thread to spare: only the buffered request decides.
+    worker = _worker(handling=4)
+    assert worker.next_request_in_time(_conn(server, buffered=b"GET / HTTP/1.1\r\n\r\n")) is True
+
+
+@pytest.mark.parametrize(
+    "load",
+    [
+        {"threads": 4, "handling": 4},  # every thread busy: a new client would wait for this one
+        {"threads": 4, "handling": 1, "queued": 1},  # a connection already waits for a thread
+        {"threads": 1, "handling": 1},  # one thread (`--threads 1`): never
+        {"alive": False},  # stopping
+    ],
+)
+def test_no_lingering_without_a_thread_to_spare_or_while_stopping(sockets, load):
+    server, client = sockets
+    client.sendall(b"GET / HTTP/1.1\r\n\r\n")  # even with the next request already there
+    assert _worker(**load).next_request_in_time(_conn(server)) is False
+
+
+def test_a_client_that_hung_up_is_handed_on_to_be_closed(sockets):
+    server, client = sockets
+    client.close()
+    # Readable: gthread's next read finds no request and closes the connection.
+    assert _worker().next_request_in_time(_conn(server)) is True
+
+
+# --- Under gunicorn ---------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def web(tmp_path):
+    """gunicorn with the project's config: one worker of 2 threads, on the test database."""
+    env = {**os.environ, "LOG_LEVEL": "WARNING", "CACHE_SQLITE_PATH": str(tmp_path / "cache.sqlite3")}
+    env.pop("CACHE_URL", None)
+    database = connection.settings_dict
+    if connection.vendor == "sqlite":
+        env["SQLITE_PATH"] = database["NAME"]
+    else:
+        env["DATABASE_URL"] = f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
+    port = _free_port()
+    gunicorn = Path(sys.executable).with_name("gunicorn")
+    log = tmp_path / "gunicorn.log"
+    with log.open("w") as out:
+        server = subprocess.Popen(
+            [str(gunicorn), "-c", "memory_project/gunicorn.conf.py", "memory_project.wsgi", "--bind",
+             f"127.0.0.1:{port}", "--workers", "1", "--threads", "2", "--graceful-timeout", "20"],
+            cwd=settings.BASE_DIR, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )
+    try:
+        for _ in range(150):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        yield SimpleNamespace(port=port, process=server, log=log)
+    finally:
+        if server.poll() is None:
+            server.terminate()
+            server.wait(timeout=30)
+    assert "Traceback" not in log.read_text()
+
+
+def _get(conn: http.client.HTTPConnection, path: str, headers: dict | None = None) -> tuple[int, bytes]:
+    conn.request("GET", path, headers=headers or {})
+    response = conn.getresponse()
+    return response.status, response.read()
+
+
+committed = pytest.mark.django_db(transaction=True)  # the server reads what the test wrote
+
+
+@committed
+def test_a_chain_of_calls_on_one_connection(web):
+    raw = make_api_key(WorkspaceFactory())
+    conn = http.client.HTTPConnection("127.0.0.1", web.port, timeout=30)
+    try:
+        assert _get(conn, "/favicon.ico")[0] == 200
+        sock = conn.sock
+        auth = {"Authorization": f"Bearer {raw}"}
+        for n in range(30):
+            path = "/v1/conversations" if n % 2 else "/favicon.ico"
+            status, _ = _get(conn, path, auth)
+            assert status == 200
+        assert conn.sock is sock  # every answer kept the connection open
+    finally:
+        conn.close()
+
+
+@committed
+def test_more_clients_than_threads_are_all_answered(web):
+    """Five clients, two threads, each client a chain of keep-alive calls
+    (the case lingering must not starve), and some clients new each time."""
+
+    def chain(client: int) -> list[int]:
+        statuses = []
+        for n in range(20):
+            conn = http.client.HTTPConnection("127.0.0.1", web.port, timeout=30)
+            try:
+                for _ in range(1 if client % 2 else 5):  # odd clients connect anew for every call
+                    statuses.append(_get(conn, f"/favicon.ico?c={client}&n={n}")[0])
+            finally:
+                conn.close()
+        return statuses
+
+    with ThreadPoolExecutor(5) as pool:
+        answers = list(pool.map(chain, range(5)))
+    assert [len(a) for a in answers] == [100, 20, 100, 20, 100]
+    assert {status for a in answers for status in a} == {200}
+
+
+@committed
+def test_pipelined_requests_and_a_client_that_hangs_up(web):
+    with socket.create_connection(("127.0.0.1", web.port), timeout=30) as sock:
+        sock.sendall(b"GET /favicon.ico HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * 3)  # three at once, in one write
+        received = b""
+        while received.count(b"HTTP/1.1 200") < 3:
+            chunk = sock.recv(65536)
+            assert chunk, received
+            received += chunk
+    # Gone before its next request: the thread it left behind serves others.
+    with socket.create_connection(("127.0.0.1", web.port), timeout=30) as sock:
+        sock.sendall(b"GET /favicon.ico HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert sock.recv(65536).startswith(b"HTTP/1.1 200")
+    conn = http.client.HTTPConnection("127.0.0.1", web.port, timeout=30)
+    try:
+        assert [_get(conn, "/favicon.ico")[0] for _ in range(5)] == [200] * 5
+    finally:
+        conn.close()
+
+
+@committed
+def test_a_stop_with_connections_kept_alive(web):
+    """SIGTERM while two clients hold kept-alive connections: the server stops
+    (gthread's graceful stop, not the 20 s graceful timeout)."""
+    conns = [http.client.HTTPConnection("127.0.0.1", web.port, timeout=30) for _ in range(2)]
+    try:
+        for conn in conns:
+            assert _get(conn, "/favicon.ico")[0] == 200
+        web.process.send_signal(signal.SIGTERM)
+        web.process.wait(timeout=15)
+        assert web.process.returncode == 0
+    finally:
+        for conn in conns:
+            conn.close()
