@@ -226,7 +226,7 @@ JSON_MAX_DEPTH = env_int("JSON_MAX_DEPTH", 64)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["accounts.permissions.HasWorkspaceKey"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["memory_project.renderers.ApiJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["memory_project.parsers.StrictJSONParser"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
