@@ -197,59 +197,32 @@ def _key_row(raw: str):
 # --- The embedded mode: one window for every gunicorn worker ------------------------
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.mark.django_db(transaction=True)
 def test_gunicorn_workers_share_one_window_without_a_cache_server(workspace, tmp_path):
     """Without CACHE_URL, two gunicorn workers answering at the same time
     count against one window: 5/hour lets exactly 5 requests through, and 5
     failed authentications are all the address gets."""
     import os
-    import socket
-    import subprocess
-    import sys
-    import time
     from concurrent.futures import ThreadPoolExecutor
-    from pathlib import Path
 
     import httpx
-    from django.conf import settings
     from django.db import connection
+
+    from tests.celery_worker import worker_database_url
+    from tests.web_server import gunicorn
 
     raw = make_api_key(workspace)
     env = {**os.environ, "API_RATE_LIMIT": "5/hour", "API_AUTH_FAILURE_RATE": "5/hour", "LOG_LEVEL": "WARNING",
            "CACHE_SQLITE_PATH": str(tmp_path / "cache.sqlite3")}
     env.pop("CACHE_URL", None)
-    database = connection.settings_dict
     if connection.vendor == "sqlite":
-        env["SQLITE_PATH"] = database["NAME"]
+        env["SQLITE_PATH"] = connection.settings_dict["NAME"]
     else:
-        env["DATABASE_URL"] = (
-            f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
-        )
-    port = _free_port()
+        env["DATABASE_URL"] = worker_database_url()
     away_from_a_window_edge(60, period=3600)  # the server's start and the requests fit in one window
-    gunicorn = Path(sys.executable).with_name("gunicorn")
     # One thread per worker, one request at a time each: concurrent requests must be
     # spread over both.
-    server = subprocess.Popen(
-        [str(gunicorn), "-c", "memory_project/gunicorn.conf.py", "memory_project.wsgi", "--bind",
-         f"127.0.0.1:{port}", "--workers", "2", "--threads", "1"],
-        cwd=settings.BASE_DIR, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(150):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.2)
+    with gunicorn("--workers", "2", "--threads", "1", env=env) as (_, port):
         base = f"http://127.0.0.1:{port}/v1/conversations"
 
         def get(headers: dict[str, str]) -> int:
@@ -261,6 +234,3 @@ def test_gunicorn_workers_share_one_window_without_a_cache_server(workspace, tmp
             bad = list(pool.map(get, [{"Authorization": "Bearer mk_ffffffffffff_" + "y" * 43}] * 12))
         assert sorted(good) == [200] * 5 + [429] * 7
         assert sorted(bad) == [401] * 5 + [429] * 7
-    finally:
-        server.terminate()
-        server.wait(timeout=30)

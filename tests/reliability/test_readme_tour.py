@@ -13,16 +13,14 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import socket
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 
 from tests.factories import WorkspaceFactory, make_api_key
+from tests.web_server import gunicorn
 
 README = Path(settings.BASE_DIR) / "README.md"
 README_ADDRESS = "http://127.0.0.1:8000"
@@ -66,30 +64,9 @@ def test_readme_tour_runs_against_a_live_server(live_server, tmp_path):
     assert "data" in last
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
 def test_gunicorn_answers_a_long_request_line_in_the_json_error_shape(tmp_path):
-    port = _free_port()
-    gunicorn = Path(sys.executable).with_name("gunicorn")
-    server = subprocess.Popen(
-        [str(gunicorn), "-c", "memory_project/gunicorn.conf.py", "memory_project.wsgi", "--bind", f"127.0.0.1:{port}",
-         "--workers", "1"],
-        cwd=settings.BASE_DIR,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(150):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.2)
+    with gunicorn("--workers", "1") as (_, port):
         # 5,000 bytes: over gunicorn's default 4,094, under the service's limit.
         allowed = subprocess.run(
             ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", f"http://127.0.0.1:{port}/favicon.ico?pad={'x' * 5000}"],
@@ -103,6 +80,3 @@ def test_gunicorn_answers_a_long_request_line_in_the_json_error_shape(tmp_path):
         body, _, status = refused.stdout.rpartition("\n")
         assert status == "414"
         assert json.loads(body)["error"]["type"] == "invalid_request_error"
-    finally:
-        server.terminate()
-        server.wait(timeout=30)

@@ -7,27 +7,26 @@ that pipelines, one that hangs up, and a stop with connections still open."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import os
 import signal
 import socket
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from django.conf import settings
 from django.db import connection
 from gunicorn.http.unreader import SocketUnreader
 
 from memory_project import gunicorn_worker
 from memory_project.gunicorn_worker import LingeringThreadWorker
+from tests.celery_worker import worker_database_url
 from tests.factories import WorkspaceFactory, make_api_key
+from tests.web_server import gunicorn
 
 # --- The decision, on a socket pair -----------------------------------------------------
 
@@ -103,12 +102,6 @@ def test_a_client_that_hung_up_is_handed_on_to_be_closed(sockets):
 # --- Under gunicorn ---------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
 def web(tmp_path):
     """gunicorn with the project's config: one worker of 2 threads, and an
@@ -123,38 +116,17 @@ def web(tmp_path):
     key = make_api_key(WorkspaceFactory())
     env = {**os.environ, "LOG_LEVEL": "WARNING", "CACHE_SQLITE_PATH": str(tmp_path / "cache.sqlite3")}
     env.pop("CACHE_URL", None)
-    database = connection.settings_dict
     if connection.vendor == "sqlite":
+        database = tmp_path / "web.sqlite3"
         connection.ensure_connection()
-        copy = sqlite3.connect(tmp_path / "web.sqlite3")
-        try:
+        with contextlib.closing(sqlite3.connect(database)) as copy:
             connection.connection.backup(copy)
-        finally:
-            copy.close()
-        env["SQLITE_PATH"] = str(tmp_path / "web.sqlite3")
+        env["SQLITE_PATH"] = str(database)
     else:
-        env["DATABASE_URL"] = f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
-    port = _free_port()
-    gunicorn = Path(sys.executable).with_name("gunicorn")
+        env["DATABASE_URL"] = worker_database_url()
     log = tmp_path / "gunicorn.log"
-    with log.open("w") as out:
-        server = subprocess.Popen(
-            [str(gunicorn), "-c", "memory_project/gunicorn.conf.py", "memory_project.wsgi", "--bind",
-             f"127.0.0.1:{port}", "--workers", "1", "--threads", "2", "--graceful-timeout", "20"],
-            cwd=settings.BASE_DIR, env=env, stdout=out, stderr=subprocess.STDOUT,
-        )
-    try:
-        for _ in range(150):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.2)
+    with gunicorn("--workers", "1", "--threads", "2", "--graceful-timeout", "20", env=env, log=log) as (server, port):
         yield SimpleNamespace(port=port, process=server, log=log, key=key)
-    finally:
-        if server.poll() is None:
-            server.terminate()
-            server.wait(timeout=30)
     assert "Traceback" not in log.read_text()
 
 
