@@ -11,6 +11,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import SimpleNamespace
 
 import httpx
 import pytest
@@ -207,3 +208,97 @@ def test_tls_is_verified_against_the_given_certificates(tmp_path):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+# --- Responses as a server may frame them, written byte by byte -------------------
+
+_RAW_ANSWERS = {
+    # HTTP/1.0 without a length: the body ends as the connection does.
+    "/until-close": b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{\"to\": \"the end\"}",
+    # An interim answer first, then the real one.
+    "/continue": b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}",
+    "/no-content": b"HTTP/1.1 204 No Content\r\nX-Kind: none\r\n\r\n",
+    # A value folded onto a second line (obsolete, still readable), and a repeated header.
+    "/folded": b"HTTP/1.1 200 OK\r\nX-Long: one\r\n  two\r\nX-Twice: a\r\nX-Twice: b\r\nContent-Length: 2\r\n\r\n{}",
+    "/chunk-extension": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;name=value\r\n{}\r\n0\r\nX-Trailer: t\r\n\r\n",
+    "/cut-short": b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"only\": \"part\"",
+    "/not-http": b"SSH-2.0-OpenSSH_9.0\r\n",
+    "/many-headers": b"HTTP/1.1 200 OK\r\n" + b"X-H: v\r\n" * 101 + b"Content-Length: 0\r\n\r\n",
+    "/bad-length": b"HTTP/1.1 200 OK\r\nContent-Length: ten\r\n\r\n",
+}
+
+
+@pytest.fixture
+def raw_server():
+    """Answers each request with `_RAW_ANSWERS[path]` as it is, then closes
+    the connection when the answer says so (or its body runs to the close)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    requests: list[tuple[str, str, bytes]] = []
+
+    def serve(conn: socket.socket) -> None:
+        with conn, conn.makefile("rb") as reader:
+            while True:
+                line = reader.readline()
+                if not line:
+                    return
+                method, path, _ = line.decode().split(" ", 2)
+                length = 0
+                while (header := reader.readline()) not in (b"\r\n", b""):
+                    name, _, value = header.decode().partition(":")
+                    if name.lower() == "content-length":
+                        length = int(value)
+                requests.append((method, path, reader.read(length)))
+                answer = _RAW_ANSWERS[path]
+                conn.sendall(answer if method != "HEAD" else answer.split(b"\r\n\r\n")[0] + b"\r\n\r\n")
+                if path in ("/until-close", "/cut-short", "/not-http", "/many-headers", "/bad-length"):
+                    return
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield SimpleNamespace(address=listener.getsockname(), requests=requests)
+    listener.close()
+
+
+def _raw_client(raw_server) -> httpx.Client:
+    host, port = raw_server.address
+    return httpx.Client(transport=StdlibTransport(), base_url=f"http://{host}:{port}/")
+
+
+def test_each_framing_of_a_response_body_is_read(raw_server):
+    with _raw_client(raw_server) as http:
+        assert http.get("/until-close").json() == {"to": "the end"}
+        assert http.get("/continue").json() == {}
+        no_content = http.get("/no-content")
+        assert no_content.status_code == 204 and no_content.content == b"" and no_content.headers["x-kind"] == "none"
+        folded = http.get("/folded")
+        assert folded.headers["x-long"] == "one two"
+        assert folded.headers.get_list("x-twice") == ["a", "b"]
+        assert http.get("/chunk-extension").json() == {}
+        head = http.head("/folded")
+        assert head.status_code == 200 and head.content == b""
+        # After a HEAD (a length but no body) the connection is still in step.
+        assert http.get("/no-content").status_code == 204
+
+
+def test_a_request_is_sent_whole_with_its_body(raw_server):
+    with _raw_client(raw_server) as http:
+        http.post("/continue", json={"k": "v"})
+        http.post("/continue", content=b"x" * 200_000)  # past one write's worth
+    assert [(method, path, len(body)) for method, path, body in raw_server.requests] == [
+        ("POST", "/continue", len(b'{"k":"v"}')), ("POST", "/continue", 200_000)]
+
+
+@pytest.mark.parametrize("path", ["/cut-short", "/not-http", "/many-headers", "/bad-length"])
+def test_a_malformed_or_cut_short_response_is_a_protocol_error(raw_server, path):
+    with _raw_client(raw_server) as http:
+        with pytest.raises(httpx.RemoteProtocolError):
+            http.get(path)
+        # The connection was dropped: the next call works on a new one.
+        assert http.get("/continue").json() == {}
