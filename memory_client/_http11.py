@@ -6,7 +6,7 @@ Python and spent ~0.5 ms of CPU per call here, more than the service spends
 answering a small request; `http.client` did the same exchange for ~0.3 ms,
 most of it parsing the response's headers with the `email` package. Here a
 request is one `sendall` and a response a status line, header lines and a
-body read from a buffered reader: ~0.1 ms. Everything above the transport
+body read from the socket's buffered bytes: ~0.1 ms. Everything above the transport
 (URLs, headers, content decoding, errors, the retry policy) is still httpx's
 and the client's own. It makes direct connections only: a client whose
 environment names a proxy keeps httpx's own transport (`ClientConfig.sync_http`).
@@ -46,18 +46,64 @@ _FIELD_NAME = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 _UNSAFE_VALUE = re.compile(rb"[\r\n\x00]")
 
 
+class _Reader:
+    """A connection's incoming bytes, buffered. Bytes left over after a
+    response (a server that sent more than it framed) stay in `buffer`, so
+    the connection is known not to be in step and is not reused."""
+
+    __slots__ = ("sock", "buffer")
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self.buffer = bytearray()
+
+    def _fill(self) -> bool:
+        chunk = self.sock.recv(65536)
+        self.buffer += chunk
+        return bool(chunk)
+
+    def _take(self, size: int) -> bytes:
+        data = bytes(self.buffer[:size])
+        del self.buffer[:size]
+        return data
+
+    def readline(self, limit: int) -> bytes:
+        """A line with its end (at most `limit` bytes: a longer one is cut
+        there), or what came before the connection closed."""
+        scanned = 0
+        while True:
+            end = self.buffer.find(b"\n", scanned, limit)
+            if end >= 0:
+                return self._take(end + 1)
+            if len(self.buffer) >= limit:
+                return self._take(limit)
+            scanned = len(self.buffer)
+            if not self._fill():
+                return self._take(len(self.buffer))
+
+    def read(self, size: int) -> bytes:
+        """`size` bytes, or fewer if the connection closed first."""
+        while len(self.buffer) < size and self._fill():
+            pass
+        return self._take(size)
+
+    def read_to_close(self) -> bytes:
+        while self._fill():
+            pass
+        return self._take(len(self.buffer))
+
+
 class _Connection:
-    """One socket and the buffered reader its responses are read through."""
+    """One socket and what its responses are read through."""
 
     __slots__ = ("sock", "reader", "since")
 
     def __init__(self, sock: socket.socket):
         self.sock = sock
-        self.reader = sock.makefile("rb")
+        self.reader = _Reader(sock)
         self.since = 0.0
 
     def close(self) -> None:
-        self.reader.close()
         self.sock.close()
 
 
@@ -106,7 +152,7 @@ class StdlibTransport(httpx.BaseTransport):
         except BaseException:
             conn.close()
             raise
-        if response.will_close:
+        if response.will_close or conn.reader.buffer:
             conn.close()
         else:
             self._checkin(origin, conn)
@@ -183,14 +229,14 @@ def _request_head(method: str, target: bytes, headers: list[tuple[bytes, bytes]]
     return b"\r\n".join(lines)
 
 
-def _read_line(reader: Any) -> bytes:
+def _read_line(reader: _Reader) -> bytes:
     line = reader.readline(MAX_LINE + 1)
     if len(line) > MAX_LINE:
         raise http.client.LineTooLong("header line")
     return line
 
 
-def _read_response(reader: Any, method: str) -> _Response:
+def _read_response(reader: _Reader, method: str) -> _Response:
     """A response, read whole: status line, headers, and the body its framing
     gives (chunked, a length, or up to the close), as RFC 9112 reads it."""
     while True:
@@ -216,7 +262,7 @@ def _read_response(reader: Any, method: str) -> _Response:
         return _Response(status, reason, headers, _read_chunked(reader), will_close)
     length = fields.get(b"content-length")
     if length is None:
-        return _Response(status, reason, headers, reader.read(), True)  # the body ends as the connection does
+        return _Response(status, reason, headers, reader.read_to_close(), True)  # the body ends as the connection does
     try:
         size = int(length.split(b",")[0])
     except ValueError:
@@ -227,7 +273,7 @@ def _read_response(reader: Any, method: str) -> _Response:
     return _Response(status, reason, headers, content, will_close)
 
 
-def _read_headers(reader: Any) -> list[tuple[bytes, bytes]]:
+def _read_headers(reader: _Reader) -> list[tuple[bytes, bytes]]:
     headers: list[tuple[bytes, bytes]] = []
     while True:
         line = _read_line(reader)
@@ -247,7 +293,7 @@ def _read_headers(reader: Any) -> list[tuple[bytes, bytes]]:
         headers.append((name.strip(), value.strip()))
 
 
-def _read_chunked(reader: Any) -> bytes:
+def _read_chunked(reader: _Reader) -> bytes:
     parts = []
     while True:
         line = _read_line(reader)

@@ -225,6 +225,9 @@ _RAW_ANSWERS = {
     "/not-http": b"SSH-2.0-OpenSSH_9.0\r\n",
     "/many-headers": b"HTTP/1.1 200 OK\r\n" + b"X-H: v\r\n" * 101 + b"Content-Length: 0\r\n\r\n",
     "/bad-length": b"HTTP/1.1 200 OK\r\nContent-Length: ten\r\n\r\n",
+    "/long-line": b"HTTP/1.1 200 OK\r\nX-Long: " + b"a" * 70_000 + b"\r\nContent-Length: 0\r\n\r\n",
+    # More than the length says: the rest is not the next answer.
+    "/overlong": b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
 }
 
 
@@ -233,9 +236,10 @@ def raw_server():
     """Answers each request with `_RAW_ANSWERS[path]` as it is, then closes
     the connection when the answer says so (or its body runs to the close)."""
     listener = socket.create_server(("127.0.0.1", 0))
-    requests: list[tuple[str, str, bytes]] = []
+    requests: list[tuple[str, str, bytes, int]] = []
 
     def serve(conn: socket.socket) -> None:
+        port = conn.getpeername()[1]
         with conn, conn.makefile("rb") as reader:
             while True:
                 line = reader.readline()
@@ -247,10 +251,10 @@ def raw_server():
                     name, _, value = header.decode().partition(":")
                     if name.lower() == "content-length":
                         length = int(value)
-                requests.append((method, path, reader.read(length)))
+                requests.append((method, path, reader.read(length), port))
                 answer = _RAW_ANSWERS[path]
                 conn.sendall(answer if method != "HEAD" else answer.split(b"\r\n\r\n")[0] + b"\r\n\r\n")
-                if path in ("/until-close", "/cut-short", "/not-http", "/many-headers", "/bad-length"):
+                if path in ("/until-close", "/cut-short", "/not-http", "/many-headers", "/bad-length", "/long-line"):
                     return
 
     def accept() -> None:
@@ -291,11 +295,19 @@ def test_a_request_is_sent_whole_with_its_body(raw_server):
     with _raw_client(raw_server) as http:
         http.post("/continue", json={"k": "v"})
         http.post("/continue", content=b"x" * 200_000)  # past one write's worth
-    assert [(method, path, len(body)) for method, path, body in raw_server.requests] == [
+    assert [(method, path, len(body)) for method, path, body, _ in raw_server.requests] == [
         ("POST", "/continue", len(b'{"k":"v"}')), ("POST", "/continue", 200_000)]
 
 
-@pytest.mark.parametrize("path", ["/cut-short", "/not-http", "/many-headers", "/bad-length"])
+def test_a_connection_with_bytes_past_its_answer_is_not_reused(raw_server):
+    with _raw_client(raw_server) as http:
+        assert http.get("/overlong").json() == {}
+        assert http.get("/continue").json() == {}
+    (_, _, _, first), (_, _, _, second) = raw_server.requests
+    assert first != second
+
+
+@pytest.mark.parametrize("path", ["/cut-short", "/not-http", "/many-headers", "/bad-length", "/long-line"])
 def test_a_malformed_or_cut_short_response_is_a_protocol_error(raw_server, path):
     with _raw_client(raw_server) as http:
         with pytest.raises(httpx.RemoteProtocolError):
