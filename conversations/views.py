@@ -11,10 +11,8 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.settings import APISettings
 from rest_framework.viewsets import GenericViewSet
 
 from conversations import formats, hooks, selectors, services
@@ -50,6 +48,7 @@ from conversations.serializers import (
 )
 from memory_project.api import request_actor, request_workspace
 from memory_project.errors import ValidationError
+from memory_project.negotiation import OwnFormatNegotiation
 
 SLASH_MESSAGE = "conversation_id: must not contain '/' (it cannot travel in a URL path segment)."
 
@@ -186,16 +185,10 @@ class ConversationViewSet(ConversationScopedViewSet):
         return _deleted(request, conversation_id, answers)
 
 
-class _MessageFormatNegotiation(DefaultContentNegotiation):
-    """`?format=` names a message format here (anthropic|openai), not a renderer."""
-
-    settings = APISettings(user_settings={"URL_FORMAT_OVERRIDE": None})
-
-
 class MessageViewSet(ConversationScopedViewSet):
     queryset = Message.objects.none()
     serializer_class = MessageOutputSerializer
-    content_negotiation_class = _MessageFormatNegotiation
+    content_negotiation_class = OwnFormatNegotiation  # `?format=` names a message format (anthropic|openai)
 
     @extend_schema(parameters=[MessageListInputSerializer], responses=MessagePage)
     def list(self, request: Request, conversation_id: str) -> Response:

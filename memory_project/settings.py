@@ -228,6 +228,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["accounts.permissions.HasWorkspaceKey"],
     "DEFAULT_RENDERER_CLASSES": ["memory_project.renderers.ApiJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["memory_project.parsers.StrictJSONParser"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "memory_project.negotiation.ApiContentNegotiation",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "memory_project.api.exception_handler",

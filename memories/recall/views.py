@@ -2,29 +2,21 @@
 
 from __future__ import annotations
 
-from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.settings import APISettings
 
 from conversations.views import ConversationScopedViewSet
 from memories.recall.context import ContextRequest, context_assemble
 from memories.recall.serializers import ContextAssembleInputSerializer
 from memory_project.api import request_workspace
-
-
-class _PromptFormatNegotiation(DefaultContentNegotiation):
-    """`?format=` names the prompt's format here (raw|anthropic|openai), as on
-    message reads, not a DRF renderer."""
-
-    settings = APISettings(user_settings={"URL_FORMAT_OVERRIDE": None})
+from memory_project.negotiation import OwnFormatNegotiation
 
 
 class ConversationContextViewSet(ConversationScopedViewSet):
     # Assembly only reads (and stamps `last_used_at`), so read-only keys may call it.
     read_only_safe_actions = ("assemble",)
     serializer_class = ContextAssembleInputSerializer
-    content_negotiation_class = _PromptFormatNegotiation
+    content_negotiation_class = OwnFormatNegotiation  # `?format=` names the prompt's format (raw|anthropic|openai)
 
     def assemble(self, request: Request, conversation_id: str) -> Response:
         data = request.data

@@ -15,10 +15,8 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema_view
 from rest_framework import serializers, viewsets
-from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.settings import APISettings
 
 from accounts.actors import Actor
 from conversations.models import AccessMode
@@ -31,6 +29,7 @@ from memories.views.store_schema import schema_for_generic_methods, tool_schema
 from memories.views.stores import MemoryStoreDialectMixin
 from memory_project.api import request_workspace
 from memory_project.errors import PermissionDeniedError, ValidationError
+from memory_project.negotiation import OwnFormatNegotiation
 
 
 class MemoryToolExecuteInputSerializer(serializers.Serializer):
@@ -49,17 +48,11 @@ def _access(request: Request, store: MemoryStore, conversation_id: str | None) -
     return access, f"Memory store '{store.pk}' is attached read-only to conversation '{conversation_id}'."
 
 
-class _ToolFormatNegotiation(DefaultContentNegotiation):
-    """`?format=` names the tool format here, not DRF's renderer override."""
-
-    settings = APISettings(user_settings={"URL_FORMAT_OVERRIDE": None})
-
-
 @extend_schema_view(**schema_for_generic_methods(tool_schema, "execute"))
 class MemoryToolViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
     """The agent memory tools of one store: definitions and execution."""
 
-    content_negotiation_class = _ToolFormatNegotiation
+    content_negotiation_class = OwnFormatNegotiation  # `?format=` names the tool format
     queryset = MemoryStore.objects.none()  # for the schema generator only
     serializer_class = MemoryToolExecuteInputSerializer
     # Read tools are allowed with a read-only key; the executor refuses the
