@@ -187,7 +187,7 @@ class StdlibTransport(httpx.BaseTransport):
         scheme, host, port = origin
         sock = socket.create_connection((host, port), timeout)
         try:
-            # As http.client does: a request is one write, sent at once.
+            # As http.client does: Nagle off, a request leaves as it is written.
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if scheme == "https":
                 context = self._ssl_context or ssl.create_default_context()
