@@ -140,12 +140,8 @@ class StdlibTransport(httpx.BaseTransport):
         try:
             with _mapped_errors(request, "write"):
                 conn.sock.settimeout(timeouts.get("write"))
-                if len(body) < 65536:
-                    # One write: no segment of the request waits on the first's acknowledgement.
-                    conn.sock.sendall(head + body)
-                else:
-                    conn.sock.sendall(head)
-                    conn.sock.sendall(body)
+                # One write: no segment of the request waits on the first's acknowledgement.
+                conn.sock.sendall(head + body)
             with _mapped_errors(request, "read"):
                 conn.sock.settimeout(timeouts.get("read"))
                 response = _read_response(conn.reader, request.method)
@@ -190,8 +186,10 @@ class StdlibTransport(httpx.BaseTransport):
             # As http.client does: Nagle off, a request leaves as it is written.
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if scheme == "https":
-                context = self._ssl_context or ssl.create_default_context()
-                sock = context.wrap_socket(sock, server_hostname=host)
+                if self._ssl_context is None:
+                    # Made once (it loads the system's certificates), not per connection.
+                    self._ssl_context = ssl.create_default_context()
+                sock = self._ssl_context.wrap_socket(sock, server_hostname=host)
         except BaseException:
             sock.close()
             raise
@@ -256,7 +254,7 @@ def _read_response(reader: _Reader, method: str) -> _Response:
         fields[key] = fields[key] + b", " + value if key in fields else value
     connection = fields.get(b"connection", b"").lower()
     will_close = b"close" in connection or (version == b"HTTP/1.0" and b"keep-alive" not in connection)
-    if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
+    if method == "HEAD" or status in (101, 204, 304):  # the statuses that never carry a body
         return _Response(status, reason, headers, b"", will_close)
     if b"chunked" in fields.get(b"transfer-encoding", b"").lower():
         return _Response(status, reason, headers, _read_chunked(reader), will_close)
