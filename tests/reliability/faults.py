@@ -62,14 +62,6 @@ def backend_killed_at(query_number: int) -> Iterator[list[str]]:
         connection.close()
 
 
-def free_port(start: int = 6390) -> int:
-    for port in range(start, start + 100):
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) != 0:
-                return port
-    raise RuntimeError("no free loopback port for a private Redis")
-
-
 class PrivateRedis:
     """A redis-server of our own on a loopback port, never the shared one."""
 

@@ -19,6 +19,7 @@ from conversations.models import Message
 from memories.models import MemoryItem, MemoryJob, MemoryVersion
 from memories.services.jobs import PENDING_REDISPATCH_AFTER
 from tests.reliability import faults
+from tests.web_server import free_port
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -93,7 +94,7 @@ def test_backend_killed_on_paths_outside_the_api(client):
 def private_redis():
     if not faults.PrivateRedis.available():
         pytest.skip("redis-server is not installed")
-    redis = faults.PrivateRedis(faults.free_port())
+    redis = faults.PrivateRedis(free_port())
     redis.start()
     try:
         yield redis
