@@ -4,6 +4,7 @@ The memory pipeline and context assembly read through these functions:
 
 - `conversation_get(workspace=, external_id=)` / `conversation_get_or_404(...)`
 - `branch_get(conversation=, name=)` / `branch_get_or_404(...)`
+- `conversation_branch_get_or_404(workspace=, external_id=, name=)`: both in one query
 - `branch_messages(branch=, after_floor_no=, until_floor_no=, ...)`: the messages
   a branch shows, inherited parent segments included, in floor order.
 - `conversation_list(workspace=, filters=, order=, limit=, after=, before=)`
@@ -63,6 +64,21 @@ def branch_get_or_404(*, conversation: Conversation, name: str = MAIN_BRANCH) ->
     if branch is None:
         raise NotFoundError(f"Branch '{name}' not found in conversation '{conversation.external_id}'.")
     return branch
+
+
+def conversation_branch_get_or_404(*, workspace: Workspace, external_id: str,
+                                   name: str = MAIN_BRANCH) -> tuple[Conversation, Branch]:
+    """The conversation and its branch `name` in one query, for a read that
+    needs both; the same answers as `conversation_get_or_404`, then
+    `branch_get_or_404`."""
+    branch = (Branch.objects.select_related("conversation")
+              .filter(conversation__workspace=workspace, conversation__external_id=external_id, name=name).first())
+    if branch is None:
+        conversation = conversation_get_or_404(workspace=workspace, external_id=external_id)
+        return conversation, branch_get_or_404(conversation=conversation, name=name)
+    conversation = branch.conversation
+    conversation.workspace = workspace  # as `conversation_get`
+    return conversation, branch
 
 
 def branch_list(*, conversation: Conversation) -> list[Branch]:

@@ -144,11 +144,12 @@ class MemoryItem(models.Model):
             models.CheckConstraint(condition=Q(confidence__gte=0) & Q(confidence__lte=1), name="memory_confidence_0_1"),
         ]
         indexes = [
-            # Importance last: context assembly's pinned memories (importance at
-            # least 0.9 in the scopes it reads) are a range of it, not a scan of
-            # every memory of the scope.
-            models.Index(fields=["workspace", "scope", "scope_id", "lifecycle_status", "importance"],
-                         name="mem_ws_scope"),
+            # Importance, then creation: context assembly reads a scope's most
+            # important memories, newest first among equals (pinned ones: a
+            # range of importance), straight off the index, however many the
+            # scope holds.
+            models.Index(fields=["workspace", "scope", "scope_id", "lifecycle_status", "importance", "created_at"],
+                         name="mem_ws_scope_importance"),
             models.Index(fields=["workspace", "type", "status"], name="mem_ws_type_status"),
             # Lists sort by (created_at, id), newest first by default, with a
             # scope's memories the most common filter: both orders are read

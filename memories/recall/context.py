@@ -17,17 +17,17 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Q
+from django.utils import timezone
 
 from conversations import formats
 from conversations.models import MAIN_BRANCH, Message
 from conversations.resources.selectors import conversation_resource_list
-from conversations.selectors import branch_get_or_404, branch_messages, branch_view, conversation_get_or_404
+from conversations.selectors import branch_messages, branch_view, conversation_branch_get_or_404
 from memories.llm.tokens import content_text, count_content_tokens, count_tokens
 from memories.models import LifecycleStatus, MemoryItem, Scope, ScopeState
 from memories.recall.index import memory_scope_token, passage_scope_token
 from memories.recall.selection import RecallScope, Selection, recall_select
-from memories.services.items_batch import memory_items_mark_used
+from memories.services.items_batch import memory_items_mark_used, used_stamp_is_stale
 from memories.services.scopes import branch_scope_id
 
 TRUNCATION_MARK = "…"
@@ -101,6 +101,11 @@ def _as_dict(message: Message, truncate_chars: int | None) -> dict[str, Any]:
             "floor_no": message.floor_no}
 
 
+def _memory_scopes(scopes: list[tuple[str, str]]) -> tuple[tuple[str, str | None], ...]:
+    # Global is every global memory, whatever its scope id.
+    return tuple((scope, None if scope == Scope.GLOBAL else scope_id) for scope, scope_id in scopes)
+
+
 def conversation_recall_scope(*, conversation, view, branch_scope: str | None,
                               exclude_message_ids: frozenset[str] = frozenset()) -> RecallScope:
     """What a conversation's context may recall. With a branch: global, the
@@ -116,14 +121,6 @@ def conversation_recall_scope(*, conversation, view, branch_scope: str | None,
         scopes.append((Scope.BRANCH, branch_scope))
     else:
         scopes += [(Scope.CHAT, cid), (Scope.BRANCH, branch_scope_id(cid, MAIN_BRANCH))]
-    memory_filter = Q()
-    for scope, scope_id in scopes:
-        memory_filter |= Q(scope=scope) if scope == Scope.GLOBAL else Q(scope=scope, scope_id=scope_id)
-    # A floor memory is visible where its message is; checked per candidate
-    # row (EXISTS on the message's primary key), never by listing the
-    # conversation's messages.
-    memory_filter |= Q(Exists(Message.objects.filter(pk=OuterRef("scope_id"), conversation_id=conversation.pk)),
-                       scope=Scope.FLOOR)
     tokens = [memory_scope_token(ws, scope, scope_id) for scope, scope_id in scopes]
     tokens.append(memory_scope_token(ws, Scope.FLOOR, cid))
     segments = {s.branch_id: s for s in view.segments}
@@ -133,17 +130,16 @@ def conversation_recall_scope(*, conversation, view, branch_scope: str | None,
         return segment is not None and floor_no > segment.low and (segment.high is None or floor_no <= segment.high)
 
     return RecallScope(workspace_id=ws, memory_tokens=tokens, passage_token=passage_scope_token(conversation.pk),
-                       shows=shows, exclude_message_ids=exclude_message_ids, memory_filter=memory_filter)
+                       shows=shows, exclude_message_ids=exclude_message_ids,
+                       memory_scopes=_memory_scopes(scopes), floor_conversation=conversation.pk)
 
 
 def user_recall_scope(*, workspace, user_id: str | None) -> RecallScope:
     """Recall outside a conversation: global memories and, with a user, theirs."""
     scopes: list[tuple[str, str]] = [(Scope.GLOBAL, "")]
-    memory_filter = Q(scope=Scope.GLOBAL)
     if user_id:
         scopes.append((Scope.USER, user_id))
-        memory_filter |= Q(scope=Scope.USER, scope_id=user_id)
-    return RecallScope(workspace_id=workspace.pk, memory_filter=memory_filter,
+    return RecallScope(workspace_id=workspace.pk, memory_scopes=_memory_scopes(scopes),
                        memory_tokens=[memory_scope_token(workspace.pk, s, i) for s, i in scopes])
 
 
@@ -153,9 +149,13 @@ def recall(*, workspace, scope: RecallScope, query: str, strategy: str, budget: 
 
     selection = recall_select(scope=scope, query=query, strategy=strategy, budget=budget,
                               dense=dense_similarities(workspace_id=scope.workspace_id))
-    used = [c.key for c in selection.injected if c.memory is not None]
+    # Most calls inject what the previous turn did, stamped moments ago: no
+    # UPDATE is sent for those.
+    at = timezone.now()
+    used = [c.key for c in selection.injected
+            if c.memory is not None and used_stamp_is_stale(c.memory["last_used_at"], at)]
     if used:
-        memory_items_mark_used(workspace=workspace, ids=used)
+        memory_items_mark_used(workspace=workspace, ids=used, at=at)
     return selection
 
 
@@ -176,8 +176,8 @@ def selection_report(selection: Selection, *, scopes: list[str], scope_id: str |
 
 def context_assemble(*, workspace, external_id: str, request: ContextRequest) -> dict[str, Any]:
     started = time.perf_counter()
-    conversation = conversation_get_or_404(workspace=workspace, external_id=external_id)
-    branch = branch_get_or_404(conversation=conversation, name=request.branch or MAIN_BRANCH)
+    conversation, branch = conversation_branch_get_or_404(workspace=workspace, external_id=external_id,
+                                                          name=request.branch or MAIN_BRANCH)
     view = branch_view(branch=branch)
     history, systems = _history(view, request.max_messages)
     messages = [_as_dict(m, request.truncate_chars) for m in history]

@@ -17,20 +17,27 @@ The budget is honest: the rendered section, header and labels included, is
 counted with the real tokenizer and never exceeds it.
 """
 
+# The memory rows' union (`_first_by_importance`) is built from model metadata
+# (table and column names, quoted by the backend); every value is a bound
+# parameter.
+# ruff: noqa: S608
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from memories.llm.tokens import content_text, count_tokens
 from memories.models import LifecycleStatus, MemoryItem, MemoryType, RecallKind, Scope, Status, SummaryTier
 from memories.recall import ranking
 from memories.recall.passages import render_passage
+from memory_project.db import column, model_rows, table
 
 STRATEGIES = ("balanced", "importance", "dual-summary")
 SECTION_HEADER = "## Relevant memories"
@@ -60,10 +67,13 @@ MAX_MEMORY_ROWS = 100
 MAX_MISSES = 12
 # Without a query, the memories read in prior order.
 NO_QUERY_CANDIDATES = 300
+# Pinned memories read, most important first (they fill at most
+# PINNED_BUDGET_SHARE of the budget).
+PINNED_CANDIDATES = 50
 OMITTED_REPORT_LIMIT = 50
 _MEMORY_FIELDS = ("id", "scope", "scope_id", "type", "summary_tier", "content", "fact_key", "importance",
                   "confidence", "status", "lifecycle_status", "coverage_start_floor_no", "coverage_end_floor_no",
-                  "source_message_id", "sources", "source_memory_ids", "created_at")
+                  "source_message_id", "sources", "source_memory_ids", "created_at", "last_used_at")
 _IN_FORCE = (LifecycleStatus.ACTIVE, LifecycleStatus.COMPACTED)
 
 
@@ -141,11 +151,35 @@ class RecallScope:
     passage_token: str | None = None
     shows: Callable[[str, int], bool] | None = None
     exclude_message_ids: frozenset[str] = frozenset()
-    memory_filter: Any = None  # a Q over MemoryItem: the same scopes, for the no-query path
+    # The same scopes for the paths that read memories by their rows (no
+    # query, pinned, orientation): (scope, scope_id) pairs, scope_id None
+    # for every memory of the scope (global); and the conversation whose
+    # messages' floor memories are visible.
+    memory_scopes: tuple[tuple[str, str | None], ...] = ()
+    floor_conversation: int | None = None
 
     @property
     def tokens(self) -> list[str]:
         return self.memory_tokens + ([self.passage_token] if self.passage_token else [])
+
+    @property
+    def memory_filter(self) -> Q | None:
+        """Every scope's memories as a Q over MemoryItem."""
+        if not self.memory_scopes and self.floor_conversation is None:
+            return None
+        combined = Q()
+        for scope, scope_id in self.memory_scopes:
+            combined |= Q(scope=scope) if scope_id is None else Q(scope=scope, scope_id=scope_id)
+        if self.floor_conversation is not None:
+            # A floor memory is visible where its message is: checked per
+            # row (EXISTS on the message's primary key), never by listing
+            # the conversation's messages.
+            from conversations.models import Message
+
+            combined |= Q(Exists(Message.objects.filter(pk=OuterRef("scope_id"),
+                                                        conversation_id=self.floor_conversation)),
+                          scope=Scope.FLOOR)
+        return combined
 
 
 def _recency(created_at: datetime, now: datetime) -> float:
@@ -184,13 +218,49 @@ def _memory_rows(ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     return {row["id"]: row for row in rows}
 
 
-def _pinned_rows(scope: RecallScope, exclude: set[str]) -> list[dict[str, Any]]:
-    if scope.memory_filter is None:
+def _first_by_importance(scope: RecallScope, limit: int, *, min_importance: float | None = None
+                         ) -> list[dict[str, Any]]:
+    """The scopes' active memories (documents aside) with the highest
+    importance, newest first among equals: at most `limit` rows. Each scope is
+    read on its own, straight off its index range (`mem_ws_scope_importance`),
+    and the per-scope bests merged: an OR of the scopes would read and sort
+    every matching row of a 10,000-memory branch to keep 50. Written out
+    here: the ORM took longer to build this union than the database to run it."""
+    t = table(MemoryItem)
+    col = functools.partial(column, MemoryItem)
+    common = (f"{col('workspace')} = %s AND {col('status')} = %s AND {col('lifecycle_status')} = %s"
+              f" AND {col('type')} <> %s")
+    common_params: list[Any] = [scope.workspace_id, Status.ACTIVE, LifecycleStatus.ACTIVE, MemoryType.DOCUMENT]
+    if min_importance is not None:
+        common += f" AND {col('importance')} >= %s"
+        common_params.append(min_importance)
+    wanted = [(f"{col('scope')} = %s", [scope_name]) if scope_id is None else
+              (f"{col('scope')} = %s AND {col('scope_id')} = %s", [scope_name, scope_id])
+              for scope_name, scope_id in scope.memory_scopes]
+    if scope.floor_conversation is not None:
+        from conversations.models import Message
+
+        wanted.append((f"{col('scope')} = %s AND EXISTS (SELECT 1 FROM {table(Message)} u WHERE"
+                       f" u.{column(Message, 'id')} = {t}.{col('scope_id')}"
+                       f" AND u.{column(Message, 'conversation')} = %s)", [Scope.FLOOR, scope.floor_conversation]))
+    if not wanted:
         return []
-    rows = (MemoryItem.objects.filter(workspace_id=scope.workspace_id, status=Status.ACTIVE,
-                                      lifecycle_status=LifecycleStatus.ACTIVE, importance__gte=PIN_IMPORTANCE)
-            .filter(scope.memory_filter).exclude(type=MemoryType.DOCUMENT)
-            .order_by("-importance", "-created_at").values(*_MEMORY_FIELDS)[:50])
+    names = ", ".join(col(name) for name in _MEMORY_FIELDS)
+    order = f"{col('importance')} DESC, {col('created_at')} DESC"
+    parts, params = [], []
+    for index, (condition, values) in enumerate(wanted):
+        # Each part in a subquery of its own: SQLite takes no ORDER BY or
+        # LIMIT on a UNION's operands.
+        parts.append(f"SELECT * FROM (SELECT {names} FROM {t} WHERE {common} AND {condition}"
+                     f" ORDER BY {order} LIMIT %s) AS best_{index}")
+        params += [*common_params, *values, limit]
+    sql = " UNION ALL ".join(parts) + f" ORDER BY {order} LIMIT %s"
+    # Prepared: planning the union took longer than running it.
+    return model_rows(MemoryItem, _MEMORY_FIELDS, sql, [*params, limit], prepared=True)
+
+
+def _pinned_rows(scope: RecallScope, exclude: set[str]) -> list[dict[str, Any]]:
+    rows = _first_by_importance(scope, PINNED_CANDIDATES, min_importance=PIN_IMPORTANCE)
     return [row for row in rows if row["id"] not in exclude]
 
 
@@ -220,12 +290,7 @@ def _orientation_rows(scope: RecallScope) -> list[dict[str, Any]]:
 
 
 def _no_query_rows(scope: RecallScope) -> list[dict[str, Any]]:
-    if scope.memory_filter is None:
-        return []
-    return list(MemoryItem.objects.filter(workspace_id=scope.workspace_id, status=Status.ACTIVE,
-                                          lifecycle_status=LifecycleStatus.ACTIVE).filter(scope.memory_filter)
-                .exclude(type=MemoryType.DOCUMENT).order_by("-importance", "-created_at")
-                .values(*_MEMORY_FIELDS)[:NO_QUERY_CANDIDATES])
+    return _first_by_importance(scope, NO_QUERY_CANDIDATES)
 
 
 def _memory_candidate(row: dict[str, Any], strategy: str, now: datetime, *, relevance: float,

@@ -145,6 +145,12 @@ def memory_items_delete(*, workspace, actor: Actor, ids: Sequence[str]) -> Batch
     return BatchResult(results, {"total": len(ids), "deleted": deleted, "not_found": len(ids) - deleted})
 
 
+def used_stamp_is_stale(last_used_at: datetime | None, at: datetime) -> bool:
+    """Whether `memory_items_mark_used` at `at` would stamp an item stamped at
+    `last_used_at`: a caller that read the stamp skips the UPDATE for fresh ones."""
+    return last_used_at is None or last_used_at <= at - USED_RESOLUTION
+
+
 def memory_items_mark_used(*, workspace, ids: Iterable[str], at: datetime | None = None) -> int:
     """Stamp `last_used_at` on items injected into a context, unless already
     stamped within `USED_RESOLUTION` of `at`. Usage is not a modification: no

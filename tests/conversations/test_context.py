@@ -115,6 +115,29 @@ def test_memories_answering_the_query_come_first_and_budget_is_explained(api, wo
     assert MemoryItem.objects.get(pk=cooking.pk).version == 1
 
 
+def test_a_use_stamped_within_the_minute_sends_no_update(api, workspace):
+    from datetime import timedelta
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    _conversation(workspace)
+    pinned = _mem(workspace, "The user's name is Ada", importance=0.95)
+    body = {"branch": "main", "query": "anything new?"}
+    api.post(_url("c1"), body, format="json")
+    stamped = MemoryItem.objects.get(pk=pinned.pk).last_used_at
+    assert stamped is not None
+    with CaptureQueriesContext(connection) as queries:
+        data = api.post(_url("c1"), body, format="json").json()["data"]
+    assert pinned.pk in [m["id"] for m in data["memory"]["injected"]]
+    assert not [q for q in queries.captured_queries if q["sql"].startswith("UPDATE")]
+    assert MemoryItem.objects.get(pk=pinned.pk).last_used_at == stamped
+    # A stamp older than the resolution is renewed.
+    MemoryItem.objects.filter(pk=pinned.pk).update(last_used_at=stamped - timedelta(minutes=2))
+    api.post(_url("c1"), body, format="json")
+    assert MemoryItem.objects.get(pk=pinned.pk).last_used_at > stamped
+
+
 def test_without_branch_reads_chat_scope_and_the_main_line(api, workspace):
     _conversation(workspace, n=2)
     main_item = _mem(workspace, "main branch memory about tea")
