@@ -267,20 +267,20 @@ def model_rows(model: type[models.Model], names: Sequence[str], sql: str, params
     takes longer to build than the database to run. `prepared`: as
     `fetch_one`'s."""
     fields = [model._meta.get_field(name) for name in names]
-    columns = [field.get_col(model._meta.db_table) for field in fields]
+    expressions = [field.get_col(model._meta.db_table) for field in fields]
     converters = [
-        (index, column, converters)
-        for index, (field, column) in enumerate(zip(fields, columns, strict=True))
-        if (converters := [*connection.ops.get_db_converters(column), *field.get_db_converters(connection)])
+        (index, expression, functions)
+        for index, (field, expression) in enumerate(zip(fields, expressions, strict=True))
+        if (functions := [*connection.ops.get_db_converters(expression), *field.get_db_converters(connection)])
     ]
     with prepared_cursor() if prepared else connection.cursor() as cursor:
         cursor.execute(sql, list(params))
         rows = [list(row) for row in cursor.fetchall()]
     for row in rows:
-        for index, column, functions in converters:
+        for index, expression, functions in converters:
             value = row[index]
             for function in functions:
-                value = function(value, column, connection)
+                value = function(value, expression, connection)
             row[index] = value
     return [dict(zip(names, row, strict=True)) for row in rows]
 

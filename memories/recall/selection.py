@@ -222,10 +222,13 @@ def _first_by_importance(scope: RecallScope, limit: int, *, min_importance: floa
                          ) -> list[dict[str, Any]]:
     """The scopes' active memories (documents aside) with the highest
     importance, newest first among equals: at most `limit` rows. Each scope is
-    read on its own, straight off its index range (`mem_ws_scope_importance`),
-    and the per-scope bests merged: an OR of the scopes would read and sort
-    every matching row of a 10,000-memory branch to keep 50. Written out
-    here: the ORM took longer to build this union than the database to run it."""
+    read on its own and the per-scope bests merged: a scope with an id (user,
+    chat, branch) is read straight off its index range in order
+    (`mem_ws_scope_importance`), where an OR of the scopes would read and sort
+    every matching row of a 10,000-memory branch to keep 50. Global (any
+    scope id) and floor memories (any message's, checked per row) are still
+    sorted, as before. Written out here: the ORM took longer to build this
+    union than the database to run it."""
     t = table(MemoryItem)
     col = functools.partial(column, MemoryItem)
     common = (f"{col('workspace')} = %s AND {col('status')} = %s AND {col('lifecycle_status')} = %s"
