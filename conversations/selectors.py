@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db.models import F, Q, Value
+from django.db.models import Exists, F, OuterRef, Q, Value
 from django.db.models.functions import Coalesce, Greatest
 
 from accounts.models import Workspace
 from conversations.filters import ConversationFilterSet
-from conversations.models import MAIN_BRANCH, Branch, Conversation, Message
+from conversations.models import MAIN_BRANCH, Branch, Conversation, ConversationResource, Message
 from conversations.statements import NO_FLOOR_BOUND, page_statements
 from memory_project.db import fetch_one, json_column, prepared_cursor
 from memory_project.errors import NotFoundError, ValidationError
@@ -70,14 +70,19 @@ def conversation_branch_get_or_404(*, workspace: Workspace, external_id: str,
                                    name: str = MAIN_BRANCH) -> tuple[Conversation, Branch]:
     """The conversation and its branch `name` in one query, for a read that
     needs both; the same answers as `conversation_get_or_404`, then
-    `branch_get_or_404`."""
-    branch = (Branch.objects.select_related("conversation")
+    `branch_get_or_404`. The conversation also says whether it has memory
+    stores attached (`has_resources`), so that most reads skip that query."""
+    attached = ConversationResource.objects.filter(conversation_id=OuterRef("conversation_id"))
+    branch = (Branch.objects.select_related("conversation").annotate(has_resources=Exists(attached))
               .filter(conversation__workspace=workspace, conversation__external_id=external_id, name=name).first())
     if branch is None:
         conversation = conversation_get_or_404(workspace=workspace, external_id=external_id)
-        return conversation, branch_get_or_404(conversation=conversation, name=name)
+        branch = branch_get_or_404(conversation=conversation, name=name)  # made meanwhile if no 404
+        conversation.has_resources = True  # not known: read them
+        return conversation, branch
     conversation = branch.conversation
     conversation.workspace = workspace  # as `conversation_get`
+    conversation.has_resources = branch.has_resources
     return conversation, branch
 
 

@@ -210,7 +210,7 @@ def context_assemble(*, workspace, external_id: str, request: ContextRequest) ->
             sections.append(selection.text)
 
     stores = []
-    for attached in conversation_resource_list(conversation=conversation):
+    for attached in conversation_resource_list(conversation=conversation) if conversation.has_resources else ():
         store = attached.resource.memory_store
         stores.append({"memory_store_id": store.pk, "name": store.name, "description": store.description,
                        "access": attached.resource.access, "instructions": attached.resource.instructions,

@@ -209,3 +209,26 @@ def test_spec001_memory_store_ids_shorthand(api):
     both = api.put("/v1/conversations/c/resources", {"memory_store_ids": [a], "resources": []}, format="json")
     _error(both, 400, "invalid_request_error")
     _error(api.put("/v1/conversations/c/resources", {"memory_store_ids": "x"}, format="json"), 400, "invalid_request_error")
+
+
+def test_context_lists_the_attached_stores_and_reads_none_without_them(api, workspace):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    conversation_get_or_create(workspace=workspace, external_id="chat-1")
+    with CaptureQueriesContext(connection) as queries:
+        data = api.post("/v1/conversations/chat-1/context", {}, format="json").json()["data"]
+    assert data["memory_stores"] == []
+    # The branch's read says there is nothing attached (an EXISTS); no read of the attachments follows.
+    assert not [q for q in queries.captured_queries if q["sql"].startswith('SELECT "conversations_conversationresource"')]
+    wiki = _store(api, name="Team Wiki", description="Shared notes.")
+    assert put(api, "chat-1", [{"type": "memory_store", "memory_store_id": wiki, "access": "read_only",
+                                "instructions": "Reference only."}]).status_code == 200
+    data = api.post("/v1/conversations/chat-1/context", {}, format="json").json()["data"]
+    assert data["memory_stores"] == [{"memory_store_id": wiki, "name": "Team Wiki", "description": "Shared notes.",
+                                      "access": "read_only", "instructions": "Reference only.",
+                                      "mount_path": "/mnt/memory/team-wiki"}]
+    assert "Team Wiki (read_only, /mnt/memory/team-wiki): Shared notes." in data["system"]
+    # Detached again: nothing listed.
+    assert put(api, "chat-1", []).status_code == 200
+    assert api.post("/v1/conversations/chat-1/context", {}, format="json").json()["data"]["memory_stores"] == []
