@@ -6,7 +6,8 @@ The memory pipeline and context assembly read through these functions:
 - `branch_get(conversation=, name=)` / `branch_get_or_404(...)`
 - `conversation_branch_get_or_404(workspace=, external_id=, name=)`: both in one query
 - `branch_messages(branch=, after_floor_no=, until_floor_no=, ...)`: the messages
-  a branch shows, inherited parent segments included, in floor order.
+  a branch shows, inherited parent segments included, in floor order
+  (`branch_message_rows(...)`: the same as `MessageRow`s).
 - `conversation_list(workspace=, filters=, order=, limit=, after=, before=)`
 - `branch_pending_annotations(prefix)`, `branch_last_floor_no(branch_id=)`,
   `branches_idle_with_pending(idle_before=, limit=)`: the pipeline's pending
@@ -235,6 +236,22 @@ def branch_messages(
             qs = qs[:remaining]
         results.extend(qs)
     return results
+
+
+def branch_message_rows(
+    *, branch: BranchView, before_floor_no: int | None = None, limit: int, order: str = "asc"
+) -> list[MessageRow]:
+    """As `branch_messages`, as `MessageRow`s: one prepared keyset statement
+    per segment and no model objects, for a hot read that only shows them."""
+    ascending = order == "asc"
+    upper = before_floor_no - 1 if before_floor_no is not None else None
+    rows: list[MessageRow] = []
+    for segment, low, high in _segment_ranges(branch, lower=0, upper=upper, ascending=ascending):
+        remaining = limit - len(rows)
+        if remaining <= 0:
+            break
+        rows.extend(_segment_rows(segment, low=low, high=high, limit=remaining, ascending=ascending))
+    return rows
 
 
 def _segment_ranges(

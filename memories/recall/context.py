@@ -22,7 +22,7 @@ from django.utils import timezone
 from conversations import formats
 from conversations.models import MAIN_BRANCH, Message
 from conversations.resources.selectors import conversation_resource_list
-from conversations.selectors import branch_messages, branch_view, conversation_branch_get_or_404
+from conversations.selectors import MessageRow, branch_message_rows, branch_view, conversation_branch_get_or_404
 from memories.llm.tokens import content_text, count_content_tokens, count_tokens
 from memories.models import LifecycleStatus, MemoryItem, Scope, ScopeState
 from memories.recall.index import memory_scope_token, passage_scope_token
@@ -71,14 +71,14 @@ def _truncate(content: Any, limit: int) -> Any:
     return content
 
 
-def _history(view, max_messages: int) -> tuple[list[Message], list[Message]]:
+def _history(view, max_messages: int) -> tuple[list[MessageRow], list[Message]]:
     """(the last `max_messages` non-system messages oldest first, the branch's
     system messages). One keyset query per page, one for system messages."""
-    kept: list[Message] = []
+    kept: list[MessageRow] = []
     before: int | None = None
     while len(kept) < max_messages:
         wanted = min(HISTORY_PAGE, max_messages - len(kept))
-        page = branch_messages(branch=view, before_floor_no=before, limit=wanted, order="desc")
+        page = branch_message_rows(branch=view, before_floor_no=before, limit=wanted, order="desc")
         kept.extend(m for m in page if m.role != "system")
         if len(page) < wanted:
             break
@@ -93,7 +93,7 @@ def _history(view, max_messages: int) -> tuple[list[Message], list[Message]]:
     return list(reversed(kept)), list(reversed(systems))
 
 
-def _as_dict(message: Message, truncate_chars: int | None) -> dict[str, Any]:
+def _as_dict(message: MessageRow, truncate_chars: int | None) -> dict[str, Any]:
     content = copy.deepcopy(message.content)
     if truncate_chars:
         content = _truncate(content, truncate_chars)

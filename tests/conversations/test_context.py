@@ -60,20 +60,26 @@ def test_stored_system_messages_do_not_count_and_come_first(api, workspace):
 
 def test_history_reads_only_the_messages_it_may_keep(api, workspace):
     from django.db import connection
-    from django.test.utils import CaptureQueriesContext
 
     append_all(workspace, "c1", [{"role": "user", "content": f"old {n}"} for n in range(30)] + [
         {"role": "assistant", "content": "a1"}, {"role": "system", "content": "Rule B"},
         {"role": "user", "content": "u2"}, {"role": "assistant", "content": "a2"}])
-    with CaptureQueriesContext(connection) as ctx:
+    statements = []
+
+    def record(execute, sql, params, many, context):
+        statements.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
         data = api.post(_url("c1"), {"max_messages": 3, "format": "anthropic", "include_memories": False},
                         format="json").json()["data"]
     # The system message inside the window takes no place in it: a second page reads the one still missing.
     assert data["system"] == "Rule B"
     assert [m["content"] for m in data["messages"]] == ["a1", "u2", "a2"]
-    pages = [q["sql"] for q in ctx.captured_queries
-             if 'FROM "conversations_message"' in q["sql"] and "ORDER BY" in q["sql"] and "system" not in q["sql"]]
-    assert [page.rsplit("LIMIT", 1)[1].split()[0] for page in pages] == ["3", "1"], pages
+    # The pages' keyset reads, their LIMIT the statement's last value.
+    pages = [params for sql, params in statements
+             if 'FROM "conversations_message"' in sql and "ORDER BY" in sql and "system" not in params]
+    assert [page[-1] for page in pages] == [3, 1], statements
 
 
 def test_openai_format_puts_system_message_first(api, workspace):

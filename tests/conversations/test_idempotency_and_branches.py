@@ -136,3 +136,23 @@ def test_branch_errors(api):
     assert_error(messages(api, "c1", branch="ghost"), 404, "not_found_error")
     assert messages(api, "c3", branch="ghost").json()["data"] == []
     assert Branch.objects.filter(conversation__external_id="c1").count() == 2
+
+
+def test_context_history_of_a_nested_fork_crosses_its_segments(api):
+    main = [append_ok(api, "c1", f"m{i}") for i in range(1, 7)]
+    _fork(api, "c1", "a", main[3]["id"])  # sees m1..m4
+    a = [append_ok(api, "c1", f"a{i}", branch="a") for i in range(1, 4)]
+    _fork(api, "c1", "b", a[0]["id"])  # sees m1..m4, a1
+    [append_ok(api, "c1", f"b{i}", branch="b") for i in range(1, 3)]
+
+    def history(branch, n):
+        body = {"branch": branch, "max_messages": n, "include_memories": False}
+        response = api.post(conv_url("c1", "/context"), body, format="json")
+        assert response.status_code == 200, response.content
+        return [m["content"] for m in response.json()["data"]["messages"]]
+
+    # The last n the branch shows, oldest first: its own, then its parents' up to each fork.
+    assert history("b", 4) == ["m4", "a1", "b1", "b2"]
+    assert history("b", 50) == ["m1", "m2", "m3", "m4", "a1", "b1", "b2"]
+    assert history("a", 5) == ["m3", "m4", "a1", "a2", "a3"]
+    assert history("main", 2) == ["m5", "m6"]
