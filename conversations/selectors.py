@@ -239,14 +239,13 @@ def branch_messages(
 
 
 def branch_message_rows(
-    *, branch: BranchView, before_floor_no: int | None = None, limit: int, order: str = "asc"
+    *, branch: BranchView, lower: int = 0, upper: int | None = None, limit: int, ascending: bool = True
 ) -> list[MessageRow]:
-    """As `branch_messages`, as `MessageRow`s: one prepared keyset statement
-    per segment and no model objects, for a hot read that only shows them."""
-    ascending = order == "asc"
-    upper = before_floor_no - 1 if before_floor_no is not None else None
+    """Up to `limit` of the messages `branch` shows with floors in `(lower,
+    upper]`, in reading order, as `MessageRow`s: one prepared keyset statement
+    per segment and no model objects, for the hot reads that only show them."""
     rows: list[MessageRow] = []
-    for segment, low, high in _segment_ranges(branch, lower=0, upper=upper, ascending=ascending):
+    for segment, low, high in _segment_ranges(branch, lower=lower, upper=upper, ascending=ascending):
         remaining = limit - len(rows)
         if remaining <= 0:
             break
@@ -406,12 +405,7 @@ def message_page(
 
     lower = cursor_floor if cursor_floor is not None and ascending else 0
     upper = cursor_floor - 1 if cursor_floor is not None and not ascending else None
-    rows: list[MessageRow] = []
-    for segment, low, high in _segment_ranges(view, lower=lower, upper=upper, ascending=ascending):
-        remaining = limit + 1 - len(rows)
-        if remaining <= 0:
-            break
-        rows.extend(_segment_rows(segment, low=low, high=high, limit=remaining, ascending=ascending))
+    rows = branch_message_rows(branch=view, lower=lower, upper=upper, limit=limit + 1, ascending=ascending)
     return _page_of(rows, limit=limit, forward=forward, cursor_given=cursor_floor is not None,
                     branch_names=view.branch_names)
 

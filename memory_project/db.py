@@ -266,13 +266,7 @@ def model_rows(model: type[models.Model], names: Sequence[str], sql: str, params
     JSON decoded, datetimes aware). For a hot read whose statement the ORM
     takes longer to build than the database to run. `prepared`: as
     `fetch_one`'s."""
-    fields = [model._meta.get_field(name) for name in names]
-    expressions = [field.get_col(model._meta.db_table) for field in fields]
-    converters = [
-        (index, expression, functions)
-        for index, (field, expression) in enumerate(zip(fields, expressions, strict=True))
-        if (functions := [*connection.ops.get_db_converters(expression), *field.get_db_converters(connection)])
-    ]
+    converters = _converters(model, tuple(names), connection.ops)
     with prepared_cursor() if prepared else connection.cursor() as cursor:
         cursor.execute(sql, list(params))
         rows = [list(row) for row in cursor.fetchall()]
@@ -283,6 +277,20 @@ def model_rows(model: type[models.Model], names: Sequence[str], sql: str, params
                 value = function(value, expression, connection)
             row[index] = value
     return [dict(zip(names, row, strict=True)) for row in rows]
+
+
+@functools.lru_cache(maxsize=64)
+def _converters(model: type[models.Model], names: tuple[str, ...], ops: Any) -> list[tuple[int, Any, list[Callable]]]:
+    """`model_rows`' converters, per column that has any: found once per
+    (model, columns) and connection (they are the backend's own methods)."""
+    fields = [model._meta.get_field(name) for name in names]
+    converters = []
+    for index, field in enumerate(fields):
+        expression = field.get_col(model._meta.db_table)
+        functions = [*ops.get_db_converters(expression), *field.get_db_converters(ops.connection)]
+        if functions:
+            converters.append((index, expression, functions))
+    return converters
 
 
 def fetch_one(sql: str, params: Iterable[Any], *, prepared: bool = False) -> tuple[Any, ...] | None:

@@ -75,14 +75,14 @@ def _history(view, max_messages: int) -> tuple[list[MessageRow], list[Message]]:
     """(the last `max_messages` non-system messages oldest first, the branch's
     system messages). One keyset query per page, one for system messages."""
     kept: list[MessageRow] = []
-    before: int | None = None
+    upper: int | None = None  # the highest floor the next page may read
     while len(kept) < max_messages:
         wanted = min(HISTORY_PAGE, max_messages - len(kept))
-        page = branch_message_rows(branch=view, before_floor_no=before, limit=wanted, order="desc")
+        page = branch_message_rows(branch=view, upper=upper, limit=wanted, ascending=False)
         kept.extend(m for m in page if m.role != "system")
         if len(page) < wanted:
             break
-        before = page[-1].floor_no
+        upper = page[-1].floor_no - 1
     # System messages set up the conversation wherever they were stored: all of
     # the branch's (the latest few) go first, none counts against the window.
     systems = [

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.db import connection
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
@@ -227,39 +228,47 @@ def _first_by_importance(scope: RecallScope, limit: int, *, min_importance: floa
     (`mem_ws_scope_importance`), where an OR of the scopes would read and sort
     every matching row of a 10,000-memory branch to keep 50. Global (any
     scope id) and floor memories (any message's, checked per row) are still
-    sorted, as before. Written out here: the ORM took longer to build this
-    union than the database to run it."""
+    sorted, as before."""
+    floor = scope.floor_conversation is not None
+    if not scope.memory_scopes and not floor:
+        return []
+    common = [scope.workspace_id, Status.ACTIVE, LifecycleStatus.ACTIVE, MemoryType.DOCUMENT,
+              *([] if min_importance is None else [min_importance])]
+    params: list[Any] = []
+    for scope_name, scope_id in scope.memory_scopes:
+        params += [*common, scope_name, *([] if scope_id is None else [scope_id]), limit]
+    if floor:
+        params += [*common, Scope.FLOOR, scope.floor_conversation, limit]
+    sql = _first_by_importance_sql(tuple(scope_id is not None for _, scope_id in scope.memory_scopes), floor,
+                                   min_importance is not None, connection.vendor)
+    # Prepared: planning the union took longer than running it.
+    return model_rows(MemoryItem, _MEMORY_FIELDS, sql, [*params, limit], prepared=True)
+
+
+@functools.lru_cache(maxsize=64)
+def _first_by_importance_sql(with_ids: tuple[bool, ...], floor: bool, min_importance: bool, vendor: str) -> str:
+    """`_first_by_importance`'s statement for its shape: per scope whether it
+    names an id, whether floor memories are read, whether importance has a
+    floor (`vendor` for the quoting). Written out once per shape: the ORM took
+    longer to build this union than the database to run it."""
+    from conversations.models import Message
+
     t = table(MemoryItem)
     col = functools.partial(column, MemoryItem)
     common = (f"{col('workspace')} = %s AND {col('status')} = %s AND {col('lifecycle_status')} = %s"
-              f" AND {col('type')} <> %s")
-    common_params: list[Any] = [scope.workspace_id, Status.ACTIVE, LifecycleStatus.ACTIVE, MemoryType.DOCUMENT]
-    if min_importance is not None:
-        common += f" AND {col('importance')} >= %s"
-        common_params.append(min_importance)
-    wanted = [(f"{col('scope')} = %s", [scope_name]) if scope_id is None else
-              (f"{col('scope')} = %s AND {col('scope_id')} = %s", [scope_name, scope_id])
-              for scope_name, scope_id in scope.memory_scopes]
-    if scope.floor_conversation is not None:
-        from conversations.models import Message
-
-        wanted.append((f"{col('scope')} = %s AND EXISTS (SELECT 1 FROM {table(Message)} u WHERE"
-                       f" u.{column(Message, 'id')} = {t}.{col('scope_id')}"
-                       f" AND u.{column(Message, 'conversation')} = %s)", [Scope.FLOOR, scope.floor_conversation]))
-    if not wanted:
-        return []
+              f" AND {col('type')} <> %s" + (f" AND {col('importance')} >= %s" if min_importance else ""))
+    conditions = [f"{col('scope')} = %s" + (f" AND {col('scope_id')} = %s" if with_id else "") for with_id in with_ids]
+    if floor:
+        conditions.append(f"{col('scope')} = %s AND EXISTS (SELECT 1 FROM {table(Message)} u WHERE"
+                          f" u.{column(Message, 'id')} = {t}.{col('scope_id')}"
+                          f" AND u.{column(Message, 'conversation')} = %s)")
     names = ", ".join(col(name) for name in _MEMORY_FIELDS)
     order = f"{col('importance')} DESC, {col('created_at')} DESC"
-    parts, params = [], []
-    for index, (condition, values) in enumerate(wanted):
-        # Each part in a subquery of its own: SQLite takes no ORDER BY or
-        # LIMIT on a UNION's operands.
-        parts.append(f"SELECT * FROM (SELECT {names} FROM {t} WHERE {common} AND {condition}"
-                     f" ORDER BY {order} LIMIT %s) AS best_{index}")
-        params += [*common_params, *values, limit]
-    sql = " UNION ALL ".join(parts) + f" ORDER BY {order} LIMIT %s"
-    # Prepared: planning the union took longer than running it.
-    return model_rows(MemoryItem, _MEMORY_FIELDS, sql, [*params, limit], prepared=True)
+    # Each part in a subquery of its own: SQLite takes no ORDER BY or LIMIT on
+    # a UNION's operands.
+    parts = [f"SELECT * FROM (SELECT {names} FROM {t} WHERE {common} AND {condition}"
+             f" ORDER BY {order} LIMIT %s) AS best_{index}" for index, condition in enumerate(conditions)]
+    return " UNION ALL ".join(parts) + f" ORDER BY {order} LIMIT %s"
 
 
 def _pinned_rows(scope: RecallScope, exclude: set[str]) -> list[dict[str, Any]]:
