@@ -130,3 +130,50 @@ def test_batches_several_to_a_commit_make_the_same_memories(workspace, other_wor
         single = _extract(other_workspace, fixture, "conv-single")
     assert grouped["counts"]["batches"] > 1 and grouped["items"]
     assert grouped == single
+
+
+# One turn a batch: two facts in one, values replaced, loops opened and
+# closed, so the lists carried between batches gain and lose entries, full
+# and not (a closed loop makes room for an older one).
+CARRIED_TURNS = [
+    "I live in Berlin. I am vegetarian.",
+    "Please remind me to renew my passport before June.",
+    "Please remind me to book the hotel before Friday.",
+    "My budget is 400 dollars.",
+    "I booked the hotel.",
+    "I moved to Lisbon, I live in Lisbon now.",
+    "I renewed my passport.",
+    "My budget is 900 dollars.",
+    "I live in Porto.",
+]
+
+
+@pytest.mark.parametrize(("facts_limit", "loops_limit"), [(2, 1), (200, 100)])
+def test_each_batch_is_shown_the_facts_and_loops_a_read_of_the_database_gives(
+    workspace, monkeypatch, facts_limit, loops_limit
+):
+    """Within a commit the known facts and open loops are carried from batch
+    to batch, not read again: what each batch is shown equals a fresh read,
+    with lists that fill up and lose entries (small limits) and without."""
+    monkeypatch.setattr(extract_module, "KNOWN_FACTS_LIMIT", facts_limit)
+    monkeypatch.setattr(extract_module, "OPEN_LOOPS_LIMIT", loops_limit)
+    live = extract_module._LiveMemory
+    shown = {"carried": 0, "read": 0, "facts": 0, "loops": 0}
+
+    def checked(method, statement):
+        def shows(self):
+            carried = getattr(self, f"_{method.__name__}") is not None
+            rows = method(self)
+            assert rows == self._read(getattr(self, statement))
+            shown["carried" if carried else "read"] += 1
+            shown[method.__name__] += len(rows)
+            return rows
+        return shows
+
+    monkeypatch.setattr(live, "facts", checked(live.facts, "_facts_read"))
+    monkeypatch.setattr(live, "loops", checked(live.loops, "_loops_read"))
+    messages = [{"role": "user", "content": text} for text in CARRIED_TURNS]
+    with override_settings(MEMORY_EXTRACT_BATCH_FLOORS=1):
+        result = _extract(workspace, {"messages": messages}, "conv-carried")
+    assert (result["counts"]["facts_updated"], result["counts"]["resolved"]) == (3, 2)
+    assert shown["carried"] > shown["read"] > 0 and shown["facts"] and shown["loops"]

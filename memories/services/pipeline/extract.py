@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
@@ -15,7 +13,7 @@ from memories.llm.tokens import content_text
 from memories.models import JobKind, MemoryItem, MemoryJob, MemoryType, MemoryVersion, Scope, ScopeState
 from memories.recall.index import passage_entries_rebuild
 from memories.services.jobs import job_progress, memory_job_checkpoint
-from memories.services.pipeline.writes import Destination, destination_for, live_items, write_batch
+from memories.services.pipeline.writes import BatchWrites, Destination, destination_for, live_items, write_batch
 from memories.services.scopes import lock_scope_state, parse_branch_scope_id, scope_refresh_totals
 from memory_project.db import statement_pipeline
 
@@ -49,37 +47,78 @@ def _branch(job: MemoryJob):
     return conversation, branch
 
 
-@dataclass(frozen=True)
-class _LiveReads:
-    """The two reads of every batch's input (the scope's latest live facts and
-    open loops), compiled once per job and destination: they are the same
-    statements with the same parameters batch after batch, and compiling them
-    cost more than running them."""
+class _LiveMemory:
+    """The scope's latest live facts and open loops, newest first, as each
+    batch's input shows them (at most `KNOWN_FACTS_LIMIT` and
+    `OPEN_LOOPS_LIMIT`).
 
-    facts: tuple[str, tuple]
-    loops: tuple[str, tuple]
+    Read once per commit, then carried from batch to batch with what each
+    batch wrote (`record`): on PostgreSQL a read right after a batch's writes
+    waited for the database to finish them before the next batch's
+    extraction could start, where now the two overlap. The lists are the ones
+    a read would give, except for what another writer commits meanwhile,
+    which the next commit's read brings in (the batch's locked read of the
+    keys it writes still sees it). A list that was full and lost an entry is
+    read again: the entry after the limit belongs in it now."""
 
-    @classmethod
-    def of(cls, job: MemoryJob, destination: Destination) -> _LiveReads:
+    def __init__(self, job: MemoryJob, destination: Destination) -> None:
+        # The same two statements with the same parameters all job long:
+        # compiled once (compiling them cost more than running them).
         facts = live_items(workspace=job.workspace, scope=destination.fact_scope,
                            scope_id=destination.fact_scope_id, type=MemoryType.FACT)
         loops = live_items(workspace=job.workspace, scope=destination.fact_scope,
                            scope_id=destination.fact_scope_id, type=MemoryType.OPEN_LOOP)
-        return cls(
-            facts.order_by("-created_at").values_list("id", "fact_key", "content")[:KNOWN_FACTS_LIMIT]
-            .query.sql_with_params(),
-            loops.order_by("-created_at").values_list("id", "content", "source_floor_id")[:OPEN_LOOPS_LIMIT]
-            .query.sql_with_params(),
-        )
+        self._facts_read = (facts.order_by("-created_at").values_list("id", "fact_key", "content")
+                            [:KNOWN_FACTS_LIMIT].query.sql_with_params())
+        self._loops_read = (loops.order_by("-created_at").values_list("id", "content", "source_floor_id")
+                            [:OPEN_LOOPS_LIMIT].query.sql_with_params())
+        self._facts: list[tuple] | None = None
+        self._loops: list[tuple] | None = None
+
+    def forget(self) -> None:
+        """Read the database again before the next batch (a new commit)."""
+        self._facts = self._loops = None
+
+    def facts(self) -> list[tuple]:
+        """(id, fact_key, content) of the latest live facts, newest first."""
+        if self._facts is None:
+            self._facts = self._read(self._facts_read)
+        return self._facts
+
+    def loops(self) -> list[tuple]:
+        """(id, content, source_floor_id) of the latest live open loops, newest first."""
+        if self._loops is None:
+            self._loops = self._read(self._loops_read)
+        return self._loops
+
+    def record(self, written: BatchWrites) -> None:
+        """What a batch wrote: its new facts and loops first, what it deprecated gone."""
+        gone = set(written.deprecated_ids)
+        new = [item for item in reversed(written.items) if item.pk not in gone]
+        self._facts = _carried(self._facts, gone, KNOWN_FACTS_LIMIT, [
+            (item.pk, item.fact_key, item.content) for item in new if item.type == MemoryType.FACT])
+        self._loops = _carried(self._loops, gone, OPEN_LOOPS_LIMIT, [
+            (item.pk, item.content, item.source_floor_id) for item in new if item.type == MemoryType.OPEN_LOOP])
 
     @staticmethod
-    def rows(statement: tuple[str, tuple]) -> list[tuple]:
+    def _read(statement: tuple[str, tuple]) -> list[tuple]:
         with connection.cursor() as cursor:
             cursor.execute(*statement)
             return cursor.fetchall()
 
 
-def _input(job: MemoryJob, state: ScopeState, conversation, turns: list[Turn], reads: _LiveReads
+def _carried(rows: list[tuple] | None, gone: set[str], limit: int, new: list[tuple]) -> list[tuple] | None:
+    """`rows` after a batch: `new` first, `gone` removed; None (read again)
+    when they were not read yet, or were full and lost one."""
+    if rows is None:
+        return None
+    kept = [row for row in rows if row[0] not in gone]
+    if len(rows) >= limit and len(kept) < len(rows):
+        return None
+    return (new + kept)[:limit]
+
+
+def _input(job: MemoryJob, state: ScopeState, conversation, turns: list[Turn], live: _LiveMemory
            ) -> ExtractionInput:
     previous = state.rolling_summary
     if not previous and job.scope_id.endswith(',"main"]'):
@@ -88,21 +127,21 @@ def _input(job: MemoryJob, state: ScopeState, conversation, turns: list[Turn], r
     return ExtractionInput(
         previous_summary=previous,
         known_facts=[KnownFact(id=pk, key=key or "", content=content)
-                     for pk, key, content in reversed(reads.rows(reads.facts))],
+                     for pk, key, content in reversed(live.facts())],
         open_loops=[
             OpenLoopRef(id=pk, content=content, floor_no=int(floor) if (floor or "").isdigit() else None)
-            for pk, content, floor in reversed(reads.rows(reads.loops))
+            for pk, content, floor in reversed(live.loops())
         ],
         turns=turns,
         previous_summary_sources=list(state.rolling_sources or []),
     )
 
 
-def _extract_batch(provider, job: MemoryJob, state: ScopeState, conversation, messages, reads: _LiveReads
+def _extract_batch(provider, job: MemoryJob, state: ScopeState, conversation, messages, live: _LiveMemory
                    ) -> tuple[list[Turn], ExtractionResult, Usage]:
     turns = [Turn(floor_no=m.floor_no, message_id=m.pk, role=m.role, text=content_text(m.content),
                   created_at=m.created_at) for m in messages]
-    result, usage = provider.extract(_input(job, state, conversation, turns, reads))
+    result, usage = provider.extract(_input(job, state, conversation, turns, live))
     return turns, result, usage
 
 
@@ -138,7 +177,7 @@ def extract_run(job: MemoryJob) -> dict:
     per_commit = max(1, floors_per_commit // batch_size) if provider.in_process else 1
     batches = 0
     progressed = False
-    live_reads: dict[Destination, _LiveReads] = {}
+    live_memory: dict[Destination, _LiveMemory] = {}
     while True:
         # A commit just made refreshed the job's heartbeat with its progress.
         memory_job_checkpoint(job=job, heartbeat=not progressed)
@@ -151,9 +190,10 @@ def extract_run(job: MemoryJob) -> dict:
             break
         conversation.refresh_from_db(fields=["metadata", "user_id"])
         destination = destination_for(scope=job.scope, scope_id=job.scope_id, user_id=conversation.user_id)
-        if destination not in live_reads:
-            live_reads[destination] = _LiveReads.of(job, destination)
-        reads = live_reads[destination]
+        if destination not in live_memory:
+            live_memory[destination] = _LiveMemory(job, destination)
+        live = live_memory[destination]
+        live.forget()
         groups = [messages[start:start + batch_size] for start in range(0, len(messages), batch_size)]
         # A network model is called outside any transaction (it may take
         # seconds), for the one batch of this commit; an in-process one is
@@ -161,7 +201,7 @@ def extract_run(job: MemoryJob) -> dict:
         extracted = None
         if not provider.in_process:
             assert len(groups) == 1, "a network provider's commit holds one batch"
-            extracted = _extract_batch(provider, job, state, conversation, messages, reads)
+            extracted = _extract_batch(provider, job, state, conversation, messages, live)
         with transaction.atomic():
             state = lock_scope_state(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id)
             if state.last_processed_floor_no != after:
@@ -174,8 +214,9 @@ def extract_run(job: MemoryJob) -> dict:
             with statement_pipeline():
                 for group in groups:
                     turns, result, usage = (extracted if extracted is not None
-                                            else _extract_batch(provider, job, state, conversation, group, reads))
+                                            else _extract_batch(provider, job, state, conversation, group, live))
                     counts = write_batch(job=job, destination=destination, result=result, turns=turns, review=review)
+                    live.record(counts.writes)
                     # The state (and the conversation's summary) as the next batch reads it; saved once below.
                     state.last_processed_floor_no = turns[-1].floor_no
                     state.rolling_summary = result.rolling_summary

@@ -56,6 +56,15 @@ EDGE_COLUMNS = ("id", "workspace_id", "from_item_id", "to_item_id", "relation")
 
 
 @dataclass
+class BatchWrites:
+    """What a batch wrote, as the next batch's input reads it: the new items
+    in the order they were inserted, and the ids of the items deprecated."""
+
+    items: list[MemoryItem] = field(default_factory=list)
+    deprecated_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
 class BatchCounts:
     summaries: int = 0
     facts: int = 0
@@ -65,6 +74,7 @@ class BatchCounts:
     resolved: int = 0
     edges: int = 0
     item_ids: list[str] = field(default_factory=list)
+    writes: BatchWrites = field(default_factory=BatchWrites)
 
     def as_dict(self) -> dict[str, int]:
         return {name: getattr(self, name) for name in
@@ -244,6 +254,7 @@ def write_batch(
         _deprecate(workspace_id=workspace.pk, snapshots=snapshots, status=status, lifecycle=lifecycle, now=now)
     counts.summaries = 1
     counts.item_ids = [item.pk for item in new_items]
+    counts.writes = BatchWrites(items=new_items, deprecated_ids=deprecated_ids)
     if edges:
         insert_rows(MemoryEdge, EDGE_COLUMNS, [(new_edge_id(), workspace.pk, a, b, r) for a, b, r in edges],
                     ignore_conflicts=True)
