@@ -77,14 +77,6 @@ def lock_memory_items(*, workspace, ids: Iterable[str]) -> dict[str, MemoryItem]
     return {row.pk: row for row in rows}
 
 
-def lock_memory_items_where(*, workspace, condition: Q) -> list[MemoryItem]:
-    """Lock the workspace's items matching `condition`, in primary-key order
-    (the same order as `lock_memory_items`, so the two cannot deadlock each
-    other), for a writer that finds and locks what it will change in one read.
-    Call inside `transaction.atomic()`."""
-    return list(MemoryItem.objects.select_for_update().filter(condition, workspace=workspace).order_by("pk"))
-
-
 def lock_memory_item(*, workspace, memory_id: str) -> MemoryItem:
     """The locked item, or NotFoundError. Call inside `transaction.atomic()`."""
     item = lock_memory_items(workspace=workspace, ids=[memory_id]).get(memory_id)

@@ -5,14 +5,31 @@ batches written several to a commit make the same memories as one by one."""
 from __future__ import annotations
 
 import pytest
+from django.db import connection, transaction
+from django.db.models import Q
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 
+from accounts.actors import Actor
 from conversations.models import Conversation
 from memories.extraction.types import ExtractedFact, ExtractedLoop, ExtractionResult, Resolution, Turn
-from memories.models import JobKind, MemoryEdge, MemoryItem, MemoryJob, MemoryVersion, RecallEntry, ScopeState
+from memories.models import (
+    JobKind,
+    LifecycleStatus,
+    MemoryEdge,
+    MemoryItem,
+    MemoryJob,
+    MemoryType,
+    MemoryVersion,
+    RecallEntry,
+    Scope,
+    ScopeState,
+    Status,
+)
+from memories.services.items import memory_item_create
 from memories.services.jobs import memory_job_enqueue
 from memories.services.pipeline import extract as extract_module
-from memories.services.pipeline import memory_job_execute
+from memories.services.pipeline import memory_job_execute, writes
 from memories.services.pipeline.writes import destination_for, write_batch
 from memories.services.scopes import branch_scope_id
 from tests.memories.pipeline_helpers import append_all, load_fixture
@@ -94,6 +111,54 @@ def test_a_batch_supersedes_deduplicates_and_closes_in_bulk(workspace, django_as
         entry = RecallEntry.objects.get(memory_id=item.pk)
         assert entry.content_sha256 == item.content_sha256 and entry.length > 0
     assert items["Lives in Porto"].sources == ["msg-6"]
+
+
+def test_the_locked_read_finds_what_one_orm_query_finds_value_for_value(workspace, other_workspace):
+    """`_lock_live`, written by hand, reads the items one ORM query over the
+    same condition reads, in the same (primary-key) order, every field's
+    value as the ORM gives it: live facts of the keys in the fact scope, and
+    the named loops still active; not other keys, scopes, types, statuses,
+    lifecycles or workspaces."""
+    actor = Actor.for_api_key("k")
+
+    def item(type_: str, content: str, *, scope=Scope.USER, scope_id="u1", key=None, ws=workspace, **changes):
+        made = memory_item_create(workspace=ws, actor=actor, scope=scope, scope_id=scope_id, type=type_,
+                                  content=content, fact_key=key, importance=0.8)
+        if changes:
+            MemoryItem.objects.filter(pk=made.pk).update(**changes)
+        return made
+
+    for key in ("user.location", "user.diet"):
+        item("fact", f"{key} now", key=key)
+        item("fact", f"{key} pending", key=key, lifecycle_status=LifecycleStatus.PENDING)
+        item("fact", f"{key} deprecated", key=key, status=Status.DEPRECATED)
+        item("fact", f"{key} compacted", key=key, lifecycle_status=LifecycleStatus.COMPACTED)
+        item("fact", f"{key} of u2", key=key, scope_id="u2")
+        item("fact", f"{key} of the branch", key=key, scope=Scope.BRANCH, scope_id=SCOPE_ID)
+        item("fact", f"{key} elsewhere", key=key, ws=other_workspace)
+    item("fact", "another key", key="user.employer")
+    open_loop = item("open_loop", "To do: renew passport")
+    closed = item("open_loop", "To do: book hotel", status=Status.DEPRECATED)
+    not_a_loop = item("fact", "named but a fact", key="user.age")
+    foreign = item("open_loop", "To do: theirs", ws=other_workspace)
+    keys, closing = ["user.diet", "user.location"], [open_loop.pk, closed.pk, not_a_loop.pk, foreign.pk]
+
+    with transaction.atomic(), CaptureQueriesContext(connection) as read:
+        got = writes._lock_live(workspace_id=workspace.pk, destination=destination_for(
+            scope="branch", scope_id=SCOPE_ID, user_id="u1"), keys=keys, closing=closing)
+    # One statement; on PostgreSQL it locks the rows it reads.
+    assert len(read) == 1
+    assert read[0]["sql"].endswith(" FOR UPDATE") == connection.features.has_select_for_update
+    expected = list(MemoryItem.objects.filter(
+        Q(scope=Scope.USER, scope_id="u1", type=MemoryType.FACT, status=Status.ACTIVE,
+          lifecycle_status__in=writes.LIVE_LIFECYCLES, fact_key__in=keys)
+        | Q(pk__in=closing, type=MemoryType.OPEN_LOOP, status=Status.ACTIVE), workspace=workspace).order_by("pk"))
+    assert len(expected) == 5 and open_loop.pk in {e.pk for e in expected}
+    assert [g.pk for g in got] == [e.pk for e in expected]
+    for read, orm in zip(got, expected, strict=True):
+        assert read._state.adding is False and read._state.db == orm._state.db
+        for field in MemoryItem._meta.concrete_fields:
+            assert getattr(read, field.attname) == getattr(orm, field.attname), field.name
 
 
 def _extract(workspace, fixture: dict, cid: str) -> dict:
