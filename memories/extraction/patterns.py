@@ -257,27 +257,44 @@ _V = r"(?P<val>(?:[^,.;!?\n]|(?<=\d)[.,](?=\d)|\.(?=\w))+)"
 _BE = r"(?:'m|’m|'s|’s|'re|\s+am|\s+is|\s+are)"
 _ADV = r"(?:\s+(?:also|now|still|very|much|just|always|[a-z]+ly))*"
 _OCC = "|".join(re.escape(o) for o in OCCUPATIONS)
-_EN_PREDICATES: list[tuple[str, str]] = [
-    ("allergy", _BE + _ADV + r"\s+(?P<neg>no\s+longer\s+|not\s+)?allergic\s+to\s+" + _V),
-    ("allergy", r"\s+(?:has|have)\s+(?:an?\s+)?(?:severe\s+|serious\s+|bad\s+)?(?P<val>[a-z]+(?:\s[a-z]+)?)\s+allergy\b"),
-    ("location", r"(?:" + _ADV + r"\s+(?:live|lives|reside|resides)|" + _BE + _ADV + r"\s+(?:living|based|located))\s+in\s+" + _V),
+# (kind, cues, predicate): a predicate matches only text holding one of its
+# cues (lowercase), so a sentence without any is not searched (each search
+# tries the subject patterns at every word); no cues: always searched.
+_EN_PREDICATES: list[tuple[str, tuple[str, ...], str]] = [
+    ("allergy", ("allergic",), _BE + _ADV + r"\s+(?P<neg>no\s+longer\s+|not\s+)?allergic\s+to\s+" + _V),
+    ("allergy", ("allergy",),
+     r"\s+(?:has|have)\s+(?:an?\s+)?(?:severe\s+|serious\s+|bad\s+)?(?P<val>[a-z]+(?:\s[a-z]+)?)\s+allergy\b"),
+    ("location", ("live", "reside", "living", "based", "located"),
+     r"(?:" + _ADV + r"\s+(?:live|lives|reside|resides)|" + _BE + _ADV + r"\s+(?:living|based|located))\s+in\s+" + _V),
     # "Rahul finally packed up and moved to Copenhagen."
-    ("location", r"(?:'ve|’ve|'s|\s+have|\s+has)?" + _ADV + r"(?:\s+[a-z]+){0,3}?(?:\s+and)?\s+moved\s+to\s+" + _V),
-    ("moving", _BE + _ADV + r"\s+(?:moving|relocating)\s+to\s+" + _V),
-    ("employer", r"(?:" + _ADV + r"\s+(?:work|works)|" + _BE + _ADV + r"\s+working)\s+(?:at|for)\s+" + _V),
-    ("employer", r"(?:'ve|’ve|\s+have|\s+has)?" + _ADV + r"\s+(?:started|joined|start|started working)\s+(?:at|with)\s+" + _V),
-    ("not_employer", _ADV + r"\s+(?:no longer|don't|do not|doesn't|does not)\s+(?:work|works)\s+(?:at|for)\s+" + _V),
-    ("occupation", _BE + _ADV + r"\s+an?\s+(?P<val>(?:[a-z\-]+\s+)?(?:" + _OCC + r"))\b"),
-    ("age", _BE + r"\s+(?P<val>\d{1,3})\s+(?:years old|yo|year-old)\b"),
-    ("diet", _BE + _ADV + r"\s+(?:a\s+)?(?P<val>vegetarian|vegan|pescatarian|gluten-free|keto)\b"),
-    ("negated", _ADV + r"\s+(?P<neg>don't|don’t|do not|doesn't|doesn’t|does not|no longer|never)\s+(?:really\s+)?"
-                r"(?:like|likes|enjoy|enjoys|want|wants|eat|eats|drink|drinks|use|uses)\s+" + _V),
-    ("dislike", _ADV + r"\s+(?:hate|hates|dislike|dislikes|can't stand|can’t stand|cannot stand|detest|detests)\s+" + _V),
-    ("like", _ADV + r"\s+(?:do\s+|does\s+)?(?P<verb>prefer|prefers|like|likes|love|loves|enjoy|enjoys|adore|adores)\s+" + _V),
-    ("prefer", r"(?:'d|’d|\s+would)\s+rather\s+(?:have\s+|use\s+|drink\s+|eat\s+|take\s+|get\s+|go with\s+)?" + _V),
-    ("prefer", r"(?:'ve|’ve|\s+have|\s+has)?" + _ADV + r"\s+switched\s+to\s+" + _V),
+    ("location", ("moved",),
+     r"(?:'ve|’ve|'s|\s+have|\s+has)?" + _ADV + r"(?:\s+[a-z]+){0,3}?(?:\s+and)?\s+moved\s+to\s+" + _V),
+    ("moving", ("moving", "relocating"), _BE + _ADV + r"\s+(?:moving|relocating)\s+to\s+" + _V),
+    ("employer", ("work",),
+     r"(?:" + _ADV + r"\s+(?:work|works)|" + _BE + _ADV + r"\s+working)\s+(?:at|for)\s+" + _V),
+    ("employer", ("start", "joined"),
+     r"(?:'ve|’ve|\s+have|\s+has)?" + _ADV + r"\s+(?:started|joined|start|started working)\s+(?:at|with)\s+" + _V),
+    ("not_employer", ("work",),
+     _ADV + r"\s+(?:no longer|don't|do not|doesn't|does not)\s+(?:work|works)\s+(?:at|for)\s+" + _V),
+    ("occupation", (), _BE + _ADV + r"\s+an?\s+(?P<val>(?:[a-z\-]+\s+)?(?:" + _OCC + r"))\b"),
+    ("age", ("year", "yo"), _BE + r"\s+(?P<val>\d{1,3})\s+(?:years old|yo|year-old)\b"),
+    ("diet", ("vegetarian", "vegan", "pescatarian", "gluten-free", "keto"),
+     _BE + _ADV + r"\s+(?:a\s+)?(?P<val>vegetarian|vegan|pescatarian|gluten-free|keto)\b"),
+    ("negated", ("n't", "n’t", "not", "no longer", "never"),
+     _ADV + r"\s+(?P<neg>don't|don’t|do not|doesn't|doesn’t|does not|no longer|never)\s+(?:really\s+)?"
+     r"(?:like|likes|enjoy|enjoys|want|wants|eat|eats|drink|drinks|use|uses)\s+" + _V),
+    ("dislike", ("hate", "dislike", "stand", "detest"),
+     _ADV + r"\s+(?:hate|hates|dislike|dislikes|can't stand|can’t stand|cannot stand|detest|detests)\s+" + _V),
+    ("like", ("prefer", "like", "love", "enjoy", "adore"),
+     _ADV + r"\s+(?:do\s+|does\s+)?(?P<verb>prefer|prefers|like|likes|love|loves|enjoy|enjoys|adore|adores)\s+" + _V),
+    ("prefer", ("rather",),
+     r"(?:'d|’d|\s+would)\s+rather\s+(?:have\s+|use\s+|drink\s+|eat\s+|take\s+|get\s+|go with\s+)?" + _V),
+    ("prefer", ("switched",), r"(?:'ve|’ve|\s+have|\s+has)?" + _ADV + r"\s+switched\s+to\s+" + _V),
 ]
-_EN_RULES = [(kind, re.compile(_SUBJ_EN + r"(?i:" + predicate + r")")) for kind, predicate in _EN_PREDICATES]
+_EN_RULES = [(kind, cues, re.compile(_SUBJ_EN + r"(?i:" + predicate + r")")) for kind, cues, predicate in _EN_PREDICATES]
+# The letters outside ASCII that a case-insensitive pattern takes for ASCII
+# ones: lowered as it reads them, so a cue test never misses what it would match.
+_ASCII_LOOKALIKES = str.maketrans({"İ": "i", "ı": "i", "ſ": "s", "K": "k"})
 _EN_NAME_RULES = [
     re.compile(r"\b(?i:my name is|my name's|i'm called|i am called|call me)\s+(?P<val>[A-Z][\w\-']*(?:\s+[A-Z][\w\-']*)?)"),
     re.compile(r"^(?:(?i:hi|hello|hey)(?:\s+there)?[,!.]*\s*)?(?:I'm|I’m|I am|(?i:this is))\s+(?P<val>[A-Z][\w\-']*(?:\s+[A-Z][\w\-']*)?)"
@@ -429,7 +446,10 @@ def _en_facts(sentence: str, speaker: Subject) -> list[FactMatch]:
                 fact = _relation(match.group("rel").lower(), match.group("relname"), speaker, False)
                 if fact:
                     found.append(fact)
-    for kind, rule in _EN_RULES:
+    folded = sentence.lower() if sentence.isascii() else sentence.translate(_ASCII_LOOKALIKES).lower()
+    for kind, cues, rule in _EN_RULES:
+        if cues and not any(cue in folded for cue in cues):
+            continue
         for match in rule.finditer(sentence):
             subject = _subject(match, sentence, speaker, False)
             if subject is None or (kind == "prefer" and not subject.speaker):
