@@ -189,9 +189,10 @@ def passage_spans(text: str, max_tokens: int = PASSAGE_MAX_TOKENS) -> list[Passa
 
 
 class IndexedMessage(Protocol):
-    """What passage indexing reads of a message (conversations' Message rows fit)."""
+    """What passage indexing reads of a message (conversations' `Message`
+    fits; a `MessageRow` too, its conversation given beside it)."""
 
-    id: str
+    pk: str
     conversation_id: int
     branch_id: str
     floor_no: int
@@ -200,13 +201,16 @@ class IndexedMessage(Protocol):
     created_at: datetime
 
 
-def passage_entries_rebuild(*, workspace_id: str, messages: Sequence[IndexedMessage]) -> int:
+def passage_entries_rebuild(*, workspace_id: str, messages: Sequence[IndexedMessage],
+                            conversation_id: int | None = None) -> int:
     """(Re)index the passages of these messages: one DELETE, one multi-row
-    INSERT. System and tool messages are not conversation content."""
+    INSERT. System and tool messages are not conversation content. With
+    `conversation_id`, every message is of that conversation (rows read
+    without it, such as `MessageRow`s, need not carry it)."""
     if not messages:
         return 0
     RecallEntry.objects.filter(workspace_id=workspace_id, kind=RecallKind.PASSAGE,
-                               message_id__in=[m.id for m in messages]).delete()
+                               message_id__in=[m.pk for m in messages]).delete()
     rows = []
     for message in messages:
         if message.role not in {"user", "assistant"}:
@@ -216,9 +220,10 @@ def passage_entries_rebuild(*, workspace_id: str, messages: Sequence[IndexedMess
             terms = analyze(text[span.start:span.end])
             if not terms:
                 continue
-            rows.append((workspace_id, RecallKind.PASSAGE, passage_scope_token(message.conversation_id), None,
-                         message.conversation_id, message.branch_id, message.id, message.floor_no, span.start,
-                         span.end, terms_text(terms), len(terms), None, "", ""))
+            of = message.conversation_id if conversation_id is None else conversation_id
+            rows.append((workspace_id, RecallKind.PASSAGE, passage_scope_token(of), None, of, message.branch_id,
+                         message.pk, message.floor_no, span.start, span.end, terms_text(terms), len(terms), None,
+                         "", ""))
     return insert_rows(RecallEntry, ENTRY_COLUMNS, rows)
 
 

@@ -242,3 +242,29 @@ def test_each_batch_is_shown_the_facts_and_loops_a_read_of_the_database_gives(
         result = _extract(workspace, {"messages": messages}, "conv-carried")
     assert (result["counts"]["facts_updated"], result["counts"]["resolved"]) == (3, 2)
     assert shown["carried"] > shown["read"] > 0 and shown["facts"] and shown["loops"]
+
+
+def test_a_forks_extraction_indexes_each_message_once_with_its_own_branch(workspace):
+    """A fork's extraction reads its parent's floors too: those not indexed
+    yet are indexed with the parent's branch, in the conversation, and the
+    parent's own extraction later leaves one passage per message."""
+    from conversations.services import branch_create
+
+    cid = "conv-fork-passages"
+    main = append_all(workspace, cid, [{"role": "user", "content": f"I live in Berlin, note {n}."} for n in range(4)])
+    branch_create(workspace=workspace, external_id=cid, name="alt", from_message_id=main[-1].pk)
+    alt = append_all(workspace, cid, [{"role": "user", "content": f"I moved to Lisbon, note {n}."} for n in range(2)],
+                     branch="alt")
+    conversation = Conversation.objects.get(workspace=workspace, external_id=cid)
+
+    def passages():
+        return sorted(RecallEntry.objects.filter(workspace=workspace, kind="passage")
+                      .values_list("message_id", "branch_id", "conversation_id", "floor_no"))
+
+    for branch in ("alt", "main"):
+        job, _ = memory_job_enqueue(workspace=workspace, kind=JobKind.EXTRACT, scope="branch",
+                                    scope_id=branch_scope_id(cid, branch))
+        memory_job_execute(job_id=job.pk)
+        job.refresh_from_db()
+        assert job.status == "succeeded", job.error
+        assert passages() == sorted((m.pk, m.branch_id, conversation.pk, m.floor_no) for m in [*main, *alt])

@@ -157,7 +157,7 @@ def extract_run(job: MemoryJob) -> dict:
     each batch still reads what the one before it wrote, so the memories are
     the same; what a commit costs beyond its writes (the scope's, branch's,
     conversation's and job's rows, the commit itself) is paid once."""
-    from conversations.selectors import branch_last_floor_no, branch_messages, branch_view
+    from conversations.selectors import branch_last_floor_no, branch_message_rows, branch_messages, branch_view
     from conversations.services import branch_mark_processed, conversation_update
 
     conversation, branch = _branch(job)
@@ -185,7 +185,7 @@ def extract_run(job: MemoryJob) -> dict:
         # Read again every time: an erasure may have cleared the rolling summary meanwhile.
         state = ScopeState.objects.get(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id)
         after = state.last_processed_floor_no
-        messages = branch_messages(branch=view, after_floor_no=after, limit=batch_size * per_commit)
+        messages = branch_message_rows(branch=view, lower=after, limit=batch_size * per_commit)
         if not messages:
             break
         conversation.refresh_from_db(fields=["metadata", "user_id"])
@@ -230,7 +230,7 @@ def extract_run(job: MemoryJob) -> dict:
                         totals[name] = totals.get(name, 0) + value
                     input_tokens += usage.input_tokens
                     output_tokens += usage.output_tokens
-                _index_passages(job.workspace_id, branch, messages)
+                _index_passages(job.workspace_id, branch, conversation.pk, messages)
             state.last_extracted_at = timezone.now()
             state.save(update_fields=["last_processed_floor_no", "last_extracted_at", "rolling_summary",
                                       "rolling_sources", "summarized_until", "updated_at"])
@@ -257,7 +257,7 @@ def extract_run(job: MemoryJob) -> dict:
     return {"last_processed_floor_no": state.last_processed_floor_no}
 
 
-def _index_passages(workspace_id: int, branch, messages) -> None:
+def _index_passages(workspace_id: int, branch, conversation_id: int, messages) -> None:
     """Index the batch's messages as recall passages. A fork reads its
     parent's floors too; those are the parent's and are indexed once, so only
     the ones not indexed yet are added here."""
@@ -269,7 +269,7 @@ def _index_passages(workspace_id: int, branch, messages) -> None:
         indexed = set(RecallEntry.objects.filter(workspace_id=workspace_id, message_id__in=[m.pk for m in inherited])
                       .values_list("message_id", flat=True))
         own += [m for m in inherited if m.pk not in indexed]
-    passage_entries_rebuild(workspace_id=workspace_id, messages=own)
+    passage_entries_rebuild(workspace_id=workspace_id, messages=own, conversation_id=conversation_id)
 
 
 def _after_extraction(job: MemoryJob, state: ScopeState) -> None:
