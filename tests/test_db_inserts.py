@@ -1,0 +1,49 @@
+"""`memory_project.db.insert_objects` stores each value exactly as the ORM's
+own save stores it: the same column text on SQLite (timestamps written out in
+UTC by a shortcut of the field's preparation), the same value on PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from django.db import connection
+
+from memories.models import MemoryItem
+from memory_project.db import column, insert_objects, table
+
+pytestmark = pytest.mark.django_db
+
+MOMENTS = [
+    datetime(2026, 3, 4, 5, 6, 7, 890123, tzinfo=UTC),
+    datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC),  # no microseconds: written without them
+    datetime(2026, 12, 31, 23, 30, 0, 5, tzinfo=timezone(timedelta(hours=5, minutes=30))),
+    datetime(2026, 1, 1, 0, 0, 0, 999999, tzinfo=timezone(timedelta(hours=-8))),
+]
+
+
+def _item(workspace, n: int, moment: datetime) -> MemoryItem:
+    return MemoryItem(id=f"mem_insert_{n}", workspace=workspace, scope="global", type="fact", content=f"value {n}",
+                      sources=["msg_1", "msg_2"], last_used_at=moment, expires_at=moment, importance=0.25)
+
+
+def _stored(ids: list[str]) -> dict[str, tuple]:
+    names = ("last_used_at", "expires_at", "sources", "importance")
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {column(MemoryItem, 'id')}, {', '.join(column(MemoryItem, n) for n in names)} "  # noqa: S608
+                       f"FROM {table(MemoryItem)} WHERE {column(MemoryItem, 'id')} IN ({', '.join(['%s'] * len(ids))})",
+                       ids)
+        return {row[0]: row[1:] for row in cursor.fetchall()}
+
+
+def test_insert_objects_stores_what_the_orm_stores(workspace):
+    bulk = [_item(workspace, n, moment) for n, moment in enumerate(MOMENTS)]
+    insert_objects(bulk)
+    saved = [_item(workspace, n + 100, moment) for n, moment in enumerate(MOMENTS)]
+    for item in saved:
+        item.save(force_insert=True)
+    stored = _stored([item.pk for item in [*bulk, *saved]])
+    for ours, theirs, moment in zip(bulk, saved, MOMENTS, strict=True):
+        assert stored[ours.pk] == stored[theirs.pk]
+        read = MemoryItem.objects.get(pk=ours.pk)
+        assert read.last_used_at == moment and read.expires_at == moment
