@@ -220,6 +220,9 @@ def insert_rows(
             cursor.execute(statement.sql, [json_records(statement.fields, (values(i, row) for i, row in enumerate(rows)))])
         return len(rows)
     prepared = [(position, prep) for position, prep in enumerate(statement.prepare) if prep is not None]
+    # The connection itself, not the proxy `connection` (which looks it up
+    # on every attribute read): the preparers below read it per value.
+    wrapper = transaction.get_connection()
     per_row = len(statement.fields)
     rows_per_statement = max(1, SQLITE_MAX_PARAMS // per_row)
     placeholder = "(" + ", ".join(["%s"] * per_row) + ")"
@@ -233,7 +236,7 @@ def insert_rows(
                 row_values = values(index, row)
                 for position, prep in prepared:
                     if row_values[position] is not None:
-                        row_values[position] = prep(row_values[position], connection)
+                        row_values[position] = prep(row_values[position], wrapper)
                 params.extend(row_values)
             cursor.execute(statement.sql.replace(_ROWS, ", ".join([placeholder] * len(chunk))), params)
     return len(rows)
