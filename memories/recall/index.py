@@ -38,7 +38,7 @@ from memories.fts5 import fts5_drop, fts5_ensure, fts5_optimize
 from memories.llm.tokens import content_text, count_tokens
 from memories.models import MemoryItem, MemoryType, RecallEntry, RecallKind, Scope, SummaryTier
 from memories.recall.analysis import analyze, terms_text
-from memory_project.db import insert_rows
+from memory_project.db import column, insert_rows, table
 
 ENTRY_TABLE = "memories_recallentry"
 FTS_TABLE = "memories_recallentry_fts"
@@ -209,8 +209,7 @@ def passage_entries_rebuild(*, workspace_id: str, messages: Sequence[IndexedMess
     without it, such as `MessageRow`s, need not carry it)."""
     if not messages:
         return 0
-    RecallEntry.objects.filter(workspace_id=workspace_id, kind=RecallKind.PASSAGE,
-                               message_id__in=[m.pk for m in messages]).delete()
+    _passages_delete(workspace_id, [m.pk for m in messages])
     rows = []
     for message in messages:
         if message.role not in {"user", "assistant"}:
@@ -225,6 +224,19 @@ def passage_entries_rebuild(*, workspace_id: str, messages: Sequence[IndexedMess
                          message.pk, message.floor_no, span.start, span.end, terms_text(terms), len(terms), None,
                          "", ""))
     return insert_rows(RecallEntry, ENTRY_COLUMNS, rows)
+
+
+def _passages_delete(workspace_id: str, message_ids: list[str]) -> None:
+    """The messages' passages gone, in one DELETE that needs no answer: in
+    the pipeline's statement pipeline it travels with the batch's writes
+    (the ORM's delete reads its row count back). Nothing refers to an entry."""
+    entry = RecallEntry
+    with default_connection.cursor() as cursor:
+        cursor.execute(
+            f"DELETE FROM {table(entry)} WHERE {column(entry, 'workspace')} = %s AND {column(entry, 'kind')} = %s "  # noqa: S608
+            f"AND {column(entry, 'message_id')} IN ({', '.join(['%s'] * len(message_ids))})",
+            [workspace_id, RecallKind.PASSAGE, *message_ids],
+        )
 
 
 def passage_entries_delete(*, workspace_id: str, message_ids: Iterable[str]) -> int:

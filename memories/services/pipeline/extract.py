@@ -217,6 +217,11 @@ def extract_run(job: MemoryJob) -> dict:
                                             else _extract_batch(provider, job, state, conversation, group, live))
                     counts = write_batch(job=job, destination=destination, result=result, turns=turns, review=review)
                     live.record(counts.writes)
+                    # With the batch's writes, not once for the commit: the
+                    # database indexes them while the next batch is extracted
+                    # (on PostgreSQL 1,000 floors' passages at the end made
+                    # the commit wait for them).
+                    _index_passages(job.workspace_id, branch, conversation.pk, group)
                     # The state (and the conversation's summary) as the next batch reads it; saved once below.
                     state.last_processed_floor_no = turns[-1].floor_no
                     state.rolling_summary = result.rolling_summary
@@ -230,7 +235,6 @@ def extract_run(job: MemoryJob) -> dict:
                         totals[name] = totals.get(name, 0) + value
                     input_tokens += usage.input_tokens
                     output_tokens += usage.output_tokens
-                _index_passages(job.workspace_id, branch, conversation.pk, messages)
             state.last_extracted_at = timezone.now()
             state.save(update_fields=["last_processed_floor_no", "last_extracted_at", "rolling_summary",
                                       "rolling_sources", "summarized_until", "updated_at"])
