@@ -69,15 +69,24 @@ def json_records(fields: Sequence[models.Field], rows: Iterable[Sequence[Any]]) 
     its column's type reads (a JSON column's value nested as it is). Values
     must already be of the column's Python type (an int for an integer
     column): unlike the ORM's `get_db_prep_save`, nothing is coerced."""
-    encoders = [_record_encoder(f) for f in fields]
-    keys = [f.column for f in fields]
+    keys, encoded = _record_shape(tuple(fields))
     records = []
     for row in rows:
-        record = {}
-        for key, encode, value in zip(keys, encoders, row, strict=True):
-            record[key] = encode(value) if encode is not None and value is not None else value
-        records.append(record)
+        if encoded:
+            row = list(row)
+            for index, encode in encoded:
+                if row[index] is not None:
+                    row[index] = encode(row[index])
+        records.append(dict(zip(keys, row, strict=True)))
     return json.dumps(records, separators=(",", ":"))
+
+
+@functools.lru_cache(maxsize=128)
+def _record_shape(fields: tuple[models.Field, ...]) -> tuple[tuple[str, ...], tuple[tuple[int, Callable], ...]]:
+    """`json_records`' keys, and the position and encoder of each column
+    whose values need one: found once per set of columns."""
+    encoders = [(index, _record_encoder(field)) for index, field in enumerate(fields)]
+    return tuple(field.column for field in fields), tuple((i, e) for i, e in encoders if e is not None)
 
 
 # Values that JSON does not carry as the column reads them: timestamps in ISO
