@@ -28,9 +28,12 @@ def _item(workspace, n: int, moment: datetime) -> MemoryItem:
 
 
 def _stored(ids: list[str]) -> dict[str, tuple]:
+    """The columns as stored, read as text: SQLite compares timestamps as
+    text, and its connection would parse them back into datetimes."""
     names = ("last_used_at", "expires_at", "sources", "importance")
+    as_text = ", ".join(f"CAST({column(MemoryItem, n)} AS TEXT)" for n in names)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {column(MemoryItem, 'id')}, {', '.join(column(MemoryItem, n) for n in names)} "  # noqa: S608
+        cursor.execute(f"SELECT {column(MemoryItem, 'id')}, {as_text} "  # noqa: S608
                        f"FROM {table(MemoryItem)} WHERE {column(MemoryItem, 'id')} IN ({', '.join(['%s'] * len(ids))})",
                        ids)
         return {row[0]: row[1:] for row in cursor.fetchall()}
@@ -45,5 +48,6 @@ def test_insert_objects_stores_what_the_orm_stores(workspace):
     stored = _stored([item.pk for item in [*bulk, *saved]])
     for ours, theirs, moment in zip(bulk, saved, MOMENTS, strict=True):
         assert stored[ours.pk] == stored[theirs.pk]
+        assert all(isinstance(value, str) for value in stored[ours.pk])
         read = MemoryItem.objects.get(pk=ours.pk)
         assert read.last_used_at == moment and read.expires_at == moment

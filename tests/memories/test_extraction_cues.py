@@ -3,7 +3,8 @@
 match the rule. Checked over every English text the repository holds (the
 recall corpus, the conversation fixtures, the extraction tests) and over
 sentences written for each rule, including letters outside ASCII that a
-case-insensitive pattern takes for ASCII ones."""
+case-insensitive pattern takes for ASCII ones. Each cue must also be the only
+one of its rule in some matched sentence, so none can be dropped unnoticed."""
 
 from __future__ import annotations
 
@@ -21,16 +22,23 @@ from memories.llm.tokens import content_text
 ROOT = Path(__file__).resolve().parents[2]
 SPEAKER = USER
 
+# At least one sentence per cue that holds no other cue of its rule, so that
+# every cue is shown to be needed (curly apostrophes included).
 WRITTEN = [
-    "I'm allergic to peanuts.", "My sister has a severe nut allergy.", "I live in Denver.", "We're based in Oslo.",
-    "Rahul finally packed up and moved to Copenhagen.", "I'm relocating to Lisbon.", "I work at Acme.",
-    "I'm working for Globex.", "I started at Initech.", "I no longer work at Acme.", "I'm a software engineer.",
-    "I'm 34 years old.", "I'm vegan.", "I don't really like coffee.", "I never eat meat.", "I can't stand jazz.",
-    "I hate olives.", "I prefer tea.", "My brother loves sushi.", "I'd rather have water.",
-    "I've switched to oat milk.", "I LIVE IN PARIS.", "I DO NOT EAT PORK.",
+    "I'm allergic to peanuts.", "My sister has a severe nut allergy.",
+    "I live in Denver.", "I reside in Oslo.", "I'm living in Rome.", "We're based in Oslo.", "I'm located in Rome.",
+    "Rahul finally packed up and moved to Copenhagen.", "I'm moving to Lisbon.", "I'm relocating to Lisbon.",
+    "I work at Acme.", "I'm working for Globex.", "I started at Initech.", "I've joined with Globex.",
+    "I no longer work at Acme.", "I'm a software engineer.", "I'm 34 years old.", "I'm 30 yo.",
+    "I am vegetarian.", "I'm vegan.", "I'm pescatarian.", "I'm gluten-free.", "I'm keto.",
+    "I don't really like coffee.", "I don’t eat meat.", "I do not eat pork.", "I no longer eat meat.",
+    "I never eat meat.", "I hate olives.", "I dislike olives.", "I can't stand jazz.", "I detest jazz.",
+    "I prefer tea.", "I like tea.", "My brother loves sushi.", "I enjoy hiking.", "I adore cats.",
+    "I'd rather have water.", "I’d rather have juice.", "I've switched to oat milk.", "I LIVE IN PARIS.",
+    "I DO NOT EAT PORK.",
     # Letters a case-insensitive pattern reads as i, s and k.
     "I lıke green tea.", "I lİke green tea.", "I'm ſwitched to decaf, I've ſwitched to decaf.", "I worK at Acme.",
-    "I do not eat meat.", "I LİVE İN ROME.",
+    "I LİVE İN ROME.",
 ]
 
 
@@ -57,13 +65,15 @@ def test_enough_text_is_checked():
 @pytest.mark.parametrize(("kind", "cues", "rule"), [rule for rule in patterns._EN_RULES if rule[1]],
                          ids=lambda value: value if isinstance(value, str) else None)
 def test_a_rule_matches_only_text_that_holds_one_of_its_cues(kind, cues, rule):
-    matched = 0
+    alone: set[str] = set()  # cues that some matched sentence holds without the rule's others
     for sentence in SENTENCES:
         if rule.search(sentence):
-            matched += 1
             folded = sentence.translate(patterns._ASCII_LOOKALIKES).lower()
-            assert any(cue in folded for cue in cues), (kind, sentence)
-    assert matched, f"no text exercises the {kind} rule {cues}"
+            held = [cue for cue in cues if cue in folded]
+            assert held, (kind, sentence)
+            if len(held) == 1:
+                alone.add(held[0])
+    assert alone == set(cues), f"no matched sentence needs {set(cues) - alone} of the {kind} rule"
 
 
 @pytest.mark.parametrize("sentence", WRITTEN)
