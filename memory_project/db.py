@@ -456,7 +456,6 @@ def prefer_generic_plans(sender: Any, connection: Any, **kwargs: Any) -> None:
             cursor.execute("SET plan_cache_mode = force_generic_plan")
 
 
-
 def analyze_after_migrate(sender: Any, using: str = "default", plan: Any = None, **kwargs: Any) -> None:
     """`post_migrate` receiver: on SQLite whose tables have statistics (an
     earlier ANALYZE), a migrate that applied anything analyzes again. SQLite

@@ -414,11 +414,12 @@ def _relation(rel: str, raw: str, subject: Subject, zh: bool) -> FactMatch | Non
 
 def _en_facts(sentence: str, speaker: Subject) -> list[FactMatch]:
     found: list[FactMatch] = []
+    # Lowered once for every test of a word below (the cues of `_EN_RULES` too).
+    folded = sentence.lower() if sentence.isascii() else sentence.translate(_ASCII_LOOKALIKES).lower()
     if speaker.speaker:
         # Each group of rules below needs a word or character that the test
         # before it looks for: a sentence without it cannot match them.
-        lowered = sentence.lower()
-        owned = "my" in lowered or "our" in lowered
+        owned = "my" in folded or "our" in folded
         for rule in _EN_NAME_RULES:
             match = rule.search(sentence)
             name = _name_value(match.group("val")) if match else None
@@ -446,7 +447,6 @@ def _en_facts(sentence: str, speaker: Subject) -> list[FactMatch]:
                 fact = _relation(match.group("rel").lower(), match.group("relname"), speaker, False)
                 if fact:
                     found.append(fact)
-    folded = sentence.lower() if sentence.isascii() else sentence.translate(_ASCII_LOOKALIKES).lower()
     for kind, cues, rule in _EN_RULES:
         if cues and not any(cue in folded for cue in cues):
             continue

@@ -209,7 +209,7 @@ def passage_entries_rebuild(*, workspace_id: str, messages: Sequence[IndexedMess
     without it, such as `MessageRow`s, need not carry it)."""
     if not messages:
         return 0
-    _passages_delete(workspace_id, [m.pk for m in messages])
+    passage_entries_delete(workspace_id=workspace_id, message_ids=[m.pk for m in messages])
     rows = []
     for message in messages:
         if message.role not in {"user", "assistant"}:
@@ -226,23 +226,23 @@ def passage_entries_rebuild(*, workspace_id: str, messages: Sequence[IndexedMess
     return insert_rows(RecallEntry, ENTRY_COLUMNS, rows)
 
 
-def _passages_delete(workspace_id: str, message_ids: list[str]) -> None:
-    """The messages' passages gone, in one DELETE that needs no answer: in
-    the pipeline's statement pipeline it travels with the batch's writes
-    (the ORM's delete reads its row count back). Nothing refers to an entry."""
+def passage_entries_delete(*, workspace_id: str, message_ids: Iterable[str]) -> int:
+    """The messages' passages gone, in one DELETE written by hand so that it
+    needs no answer: inside the pipeline's statement pipeline it travels
+    with the batch's writes (the ORM's delete reads its row count back).
+    Returns the number deleted (unknown, -1, inside a statement pipeline).
+    Nothing refers to an entry."""
+    ids = list(message_ids)
+    if not ids:
+        return 0
     entry = RecallEntry
     with default_connection.cursor() as cursor:
         cursor.execute(
             f"DELETE FROM {table(entry)} WHERE {column(entry, 'workspace')} = %s AND {column(entry, 'kind')} = %s "  # noqa: S608
-            f"AND {column(entry, 'message_id')} IN ({', '.join(['%s'] * len(message_ids))})",
-            [workspace_id, RecallKind.PASSAGE, *message_ids],
+            f"AND {column(entry, 'message_id')} IN ({', '.join(['%s'] * len(ids))})",
+            [workspace_id, RecallKind.PASSAGE, *ids],
         )
-
-
-def passage_entries_delete(*, workspace_id: str, message_ids: Iterable[str]) -> int:
-    deleted, _ = RecallEntry.objects.filter(workspace_id=workspace_id, kind=RecallKind.PASSAGE,
-                                            message_id__in=list(message_ids)).delete()
-    return deleted
+        return cursor.rowcount
 
 
 # --- database full-text index ----------------------------------------------------------

@@ -157,7 +157,7 @@ def extract_run(job: MemoryJob) -> dict:
     each batch still reads what the one before it wrote, so the memories are
     the same; what a commit costs beyond its writes (the scope's, branch's,
     conversation's and job's rows, the commit itself) is paid once."""
-    from conversations.selectors import branch_last_floor_no, branch_message_rows, branch_messages, branch_view
+    from conversations.selectors import branch_last_floor_no, branch_message_rows, branch_view
     from conversations.services import branch_mark_processed, conversation_update
 
     conversation, branch = _branch(job)
@@ -253,7 +253,7 @@ def extract_run(job: MemoryJob) -> dict:
     # is caught up through its last floor if, read after that floor number,
     # nothing is left after the checkpoint.
     last_floor_no = branch_last_floor_no(branch_id=branch.pk)
-    if not branch_messages(branch=view, after_floor_no=state.last_processed_floor_no, limit=1):
+    if not branch_message_rows(branch=view, lower=state.last_processed_floor_no, limit=1):
         branch_mark_processed(branch_id=branch.pk, through_floor_no=last_floor_no)
     scope_refresh_totals(state=state)
     if batches:

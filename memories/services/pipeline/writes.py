@@ -72,7 +72,6 @@ class BatchCounts:
     open_loops: int = 0
     resolved: int = 0
     edges: int = 0
-    item_ids: list[str] = field(default_factory=list)
     writes: BatchWrites = field(default_factory=BatchWrites)
 
     def as_dict(self) -> dict[str, int]:
@@ -284,7 +283,6 @@ def write_batch(
     if deprecated:
         _deprecate(workspace_id=workspace.pk, snapshots=snapshots, status=status, lifecycle=lifecycle, now=now)
     counts.summaries = 1
-    counts.item_ids = [item.pk for item in new_items]
     counts.writes = BatchWrites(items=new_items, deprecated_ids=deprecated_ids)
     if edges:
         insert_rows(MemoryEdge, EDGE_COLUMNS, [(new_edge_id(), workspace.pk, a, b, r) for a, b, r in edges],
