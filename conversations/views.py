@@ -50,6 +50,8 @@ from memory_project.api import request_actor, request_workspace
 from memory_project.errors import ValidationError
 from memory_project.negotiation import OwnFormatNegotiation
 
+# The fields of a one-message append that a batch (`messages`) has per message.
+SINGLE_MESSAGE_FIELDS = ("role", "content", "metadata")
 SLASH_MESSAGE = "conversation_id: must not contain '/' (it cannot travel in a URL path segment)."
 
 
@@ -236,8 +238,10 @@ class MessageViewSet(ConversationScopedViewSet):
         workspace = request_workspace(request)
         idempotency_key = request.headers.get("Idempotency-Key")
         if isinstance(request.data, dict) and "messages" in request.data:
-            if "role" in request.data or "content" in request.data:
-                raise ValidationError("Give one message (role, content) or `messages`, not both.")
+            # A lone message's fields beside `messages` would be dropped unseen
+            # (a batch's metadata goes on each of its messages).
+            if any(name in request.data for name in SINGLE_MESSAGE_FIELDS):
+                raise ValidationError("Give one message (role, content, metadata) or `messages`, not both.")
             params = _input(MessageBatchAppendInputSerializer, request.data)
             batch = services.messages_append(
                 workspace=workspace,

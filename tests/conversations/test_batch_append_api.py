@@ -55,6 +55,7 @@ def test_batch_creates_the_conversation(api):
         {"messages": [{"role": "user", "content": "ok"}, {"role": "user", "content": "x", "metadata": "m"}]},
         {"messages": [{"role": "user", "content": "x", "idempotency_key": ""}]},
         {"messages": _items(1), "role": "user", "content": "both"},
+        {"messages": _items(1), "metadata": {"source": "web"}},
         {"messages": _items(1), "branch": ""},
     ],
 )
