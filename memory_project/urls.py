@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.core.exceptions import DisallowedHost
 from django.http import JsonResponse
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
@@ -23,6 +24,16 @@ urlpatterns = [
     path("favicon.ico", favicon, name="favicon"),
     re_path(r"^mcp/?$", McpView.as_view(), name="mcp"),
 ]
+
+
+def handler400(request, exception=None):
+    """Django's answer to a request it refuses before any view (a Host header
+    not in ALLOWED_HOSTS, a form with too many fields), in the API's shape."""
+    if isinstance(exception, DisallowedHost):
+        message = "The Host header names a host this service does not answer for (ALLOWED_HOSTS)."
+    else:
+        message = "The request is malformed."
+    return JsonResponse(error_body("invalid_request_error", message), status=400)
 
 
 def handler404(request, exception=None):

@@ -17,7 +17,7 @@ from django.urls import include, path
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory_project.urls import handler404, handler500  # noqa: F401 - the service's own error pages
+from memory_project.urls import handler400, handler404, handler500  # noqa: F401 - the service's own error pages
 
 TABLE = "bench_floor_rows"
 

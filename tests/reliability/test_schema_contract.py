@@ -126,3 +126,12 @@ def test_a_long_but_allowed_request_line_passes(api):
     # Over gunicorn's default 4094 bytes, under the service's own limit.
     response = api.get("/healthz", {"pad": "x" * 5000})
     assert response.status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/v1/conversations", "/admin/", "/healthz"])
+def test_a_host_the_service_does_not_answer_for_is_a_json_400(client, path):
+    response = client.get(path, HTTP_HOST="evil.example")
+    assert response.status_code == 400
+    assert response["Content-Type"].startswith("application/json")
+    error = response.json()["error"]
+    assert error["type"] == "invalid_request_error" and "Host" in error["message"]
