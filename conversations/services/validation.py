@@ -25,23 +25,24 @@ def has_control_chars(value: str) -> bool:
     return any(ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 for ch in value)
 
 
-def validate_conversation_id(external_id: Any) -> str:
+def validate_conversation_id(external_id: Any, *, field: str = "conversation_id") -> str:
     """A caller's conversation id: 1..256 bytes of UTF-8 that survive a URL path.
 
     Any character may be used (percent-encoded by the client) except `/`,
     control characters and the dot segments `.` / `..`, which HTTP clients and
-    servers rewrite before the request reaches us.
+    servers rewrite before the request reaches us. `field` is the name the
+    caller gave it (a LangGraph thread id, an OpenAI session id).
     """
     if not isinstance(external_id, str) or not external_id:
-        raise ValidationError("conversation_id: must be a non-empty string.")
+        raise ValidationError(f"{field}: must be a non-empty string.")
     if len(external_id.encode("utf-8")) > MAX_CONVERSATION_ID_BYTES:
-        raise ValidationError(f"conversation_id: must be at most {MAX_CONVERSATION_ID_BYTES} bytes of UTF-8.")
+        raise ValidationError(f"{field}: must be at most {MAX_CONVERSATION_ID_BYTES} bytes of UTF-8.")
     if "/" in external_id:
-        raise ValidationError("conversation_id: must not contain '/' (it cannot travel in a URL path segment).")
+        raise ValidationError(f"{field}: must not contain '/' (it cannot travel in a URL path segment).")
     if has_control_chars(external_id):
-        raise ValidationError("conversation_id: must not contain control characters.")
+        raise ValidationError(f"{field}: must not contain control characters.")
     if external_id in {".", ".."}:
-        raise ValidationError("conversation_id: '.' and '..' are not allowed (URL dot segments).")
+        raise ValidationError(f"{field}: '.' and '..' are not allowed (URL dot segments).")
     return external_id
 
 

@@ -192,3 +192,16 @@ def test_a_batch_over_existing_and_new_threads_stores_all(api):
     assert sorted(Checkpoint.objects.values_list("conversation__external_id", "checkpoint_id")) == [
         ("t-fresh", "0001"), ("t-old", "0001"), ("t-old", "0002")]
     assert CheckpointWrite.objects.get().conversation.external_id == "t-fresh"
+
+
+def test_errors_name_the_id_as_the_framework_calls_it(api):
+    # A thread id and a session id are conversation ids underneath; the
+    # caller named them otherwise.
+    put = api.post("/v1/langgraph_checkpoints", {**_put_op("", "0001")}, format="json")
+    assert put.status_code == 400 and put.json()["error"]["message"].startswith("thread_id: ")
+    batch = api.post("/v1/langgraph_checkpoints/batch", {"ops": [{"op": "put"}]}, format="json")
+    assert batch.json()["error"]["message"].startswith("ops[0]: thread_id: ")
+    items = api.post(f"/v1/openai_sessions/{'s' * 300}/items", {"items": [{"role": "user", "content": "hi"}]},
+                     format="json")
+    assert items.status_code == 400 and items.json()["error"]["message"].startswith("session_id: ")
+    assert not Conversation.objects.exists()

@@ -59,7 +59,7 @@ def decode_blob(value: Any, *, field: str) -> bytes:
 
 
 def clean_thread_id(value: Any) -> str:
-    return validate_conversation_id(value)
+    return validate_conversation_id(value, field="thread_id")
 
 
 def clean_ns(value: Any) -> str:

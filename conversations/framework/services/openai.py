@@ -73,7 +73,7 @@ def session_items_add(
     INSERT). With an idempotency key a retry of the same batch writes nothing
     and reports the items it added the first time."""
     items = _clean_items(items)
-    session_id = validate_conversation_id(session_id)
+    session_id = validate_conversation_id(session_id, field="session_id")
     if not items:
         return 0
     batch = []
