@@ -6,6 +6,9 @@
 - A path or query string carrying NUL or undecodable bytes is answered 400:
   such a value cannot be stored or even compared in PostgreSQL, and would
   otherwise surface as a 500 from the database driver.
+- A body sent in chunks (no Content-Length) is read to its end, within the
+  same limit, where the web server ends the stream (gunicorn): Django alone
+  would read it as empty.
 - On the paths DRF does not handle (admin, health check), a dropped database
   connection is answered 503 with `Retry-After`, like the API's own handler.
 - A request line longer than `MAX_REQUEST_LINE_BYTES` is answered 414 in the
@@ -16,6 +19,7 @@
 
 from __future__ import annotations
 
+import io
 import logging
 import sys
 from collections.abc import Callable
@@ -23,6 +27,7 @@ from urllib.parse import unquote_to_bytes
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.core.handlers.wsgi import LimitedStream
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
@@ -34,6 +39,8 @@ RETRY_AFTER_SECONDS = "1"
 # The longest request line (method, path, query, protocol) most proxies and
 # gunicorn's own ceiling accept; ids and filters fit many times over.
 MAX_REQUEST_LINE_BYTES = 8190
+# A chunked body is read in pieces of this size until its end or the limit.
+CHUNKED_READ_BYTES = 64 * 1024
 
 
 def database_unavailable_response() -> JsonResponse:
@@ -96,12 +103,39 @@ def _path_is_undecodable(request: HttpRequest) -> bool:
     return False
 
 
+def _read_chunked_body(request: HttpRequest) -> HttpResponse | None:
+    """Read a body sent in chunks (`Transfer-Encoding: chunked`, no
+    Content-Length) here, within the size limit; a 413 when it is over.
+
+    Django's WSGI request reads a body only as far as its Content-Length, so
+    it would see an empty one, and the view would answer for that (a 400 that
+    names fields the client did send). A server that ends such a stream itself
+    (`wsgi.input_terminated`, as gunicorn does) lets it be read to its end; on
+    any other server the body stays unread, as before."""
+    meta = request.META
+    if (meta.get("CONTENT_LENGTH") or "chunked" not in meta.get("HTTP_TRANSFER_ENCODING", "").lower()
+            or not meta.get("wsgi.input_terminated")):
+        return None
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    stream, body = meta["wsgi.input"], bytearray()
+    while limit is None or len(body) <= limit:
+        chunk = stream.read(CHUNKED_READ_BYTES)
+        if not chunk:
+            break
+        body += chunk
+    if limit is not None and len(body) > limit:
+        return too_large_response(limit)
+    meta["CONTENT_LENGTH"] = str(len(body))
+    request._stream = LimitedStream(io.BytesIO(body), len(body))  # what WSGIRequest reads the body from
+    return None
+
+
 class RequestGuardMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        refused = self._refuse(request)
+        refused = self._refuse(request) or _read_chunked_body(request)
         if refused is not None:
             return refused
         return self.get_response(request)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import json
 import os
 import signal
 import socket
@@ -193,6 +194,26 @@ def test_pipelined_requests_and_a_client_that_hangs_up(web):
     conn = http.client.HTTPConnection("127.0.0.1", web.port, timeout=30)
     try:
         assert [_get(conn, "/favicon.ico")[0] for _ in range(5)] == [200] * 5
+    finally:
+        conn.close()
+
+
+@committed
+def test_a_body_sent_in_chunks_is_read_whole(web):
+    """A client that streams its body (`Transfer-Encoding: chunked`, no
+    Content-Length) is answered for the body it sent, not for an empty one."""
+    body = json.dumps({"messages": [{"role": "user", "content": f"part {n} " + "x" * 50_000} for n in range(3)]})
+    pieces = (body[start:start + 7_000].encode() for start in range(0, len(body), 7_000))
+    auth = {"Authorization": f"Bearer {web.key}", "Content-Type": "application/json"}
+    conn = http.client.HTTPConnection("127.0.0.1", web.port, timeout=30)
+    try:
+        conn.request("POST", "/v1/conversations/streamed/messages", body=pieces, headers=auth, encode_chunked=True)
+        response = conn.getresponse()
+        assert response.status == 201, response.read()
+        assert [m["floor_no"] for m in json.loads(response.read())["data"]] == [1, 2, 3]
+        status, page = _get(conn, "/v1/conversations/streamed/messages", auth)
+        assert status == 200
+        assert [m["content"][:7] for m in json.loads(page)["data"]] == ["part 0 ", "part 1 ", "part 2 "]
     finally:
         conn.close()
 
