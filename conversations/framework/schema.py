@@ -17,6 +17,7 @@ from conversations.framework.serializers import (
     SessionItemsQuerySerializer,
     SessionKeyQuerySerializer,
 )
+from conversations.framework.services.openai import MAX_ITEMS_PER_ADD
 from conversations.schema import envelope
 
 _OBJECT = serializers.DictField
@@ -118,7 +119,10 @@ claude_session_schema = {
 
 
 class OpenAIItemsAddSerializer(serializers.Serializer):
-    items = serializers.ListField(child=_OBJECT(), help_text="Session items (Responses API input items).")
+    items = serializers.ListField(
+        child=_OBJECT(), max_length=MAX_ITEMS_PER_ADD,
+        help_text=f"Session items (Responses API input items), added in order, all or none; at most {MAX_ITEMS_PER_ADD}.",
+    )
 
 
 # The session id is the conversation id, percent-encoded into one path segment.

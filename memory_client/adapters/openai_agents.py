@@ -1,7 +1,8 @@
 """`agents` (OpenAI Agents SDK) `Session` over the memory service.
 
 The session id is a conversation id and its items are the conversation's
-messages; `add_items` appends a batch atomically (all or none, in order).
+messages; `add_items` appends a batch atomically (all or none, in order), up to
+1000 items (more go in several such batches).
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from agents.memory.session_settings import SessionSettings
 
 from memory_client._transport import Call, nothing, seg, with_idempotency_key
 from memory_client.adapters._connections import Connections
+
+# The most items the service adds in one request.
+ITEMS_PER_REQUEST = 1000
 
 
 class MemoryOpenAISession:
@@ -38,11 +42,15 @@ class MemoryOpenAISession:
         return await self._conn.arun(Call("GET", self._path, params=params))
 
     async def add_items(self, items: list[Any]) -> None:
-        if not items:
-            return
-        call = Call("POST", self._path, json={"items": list(items)}, parse=nothing)
-        # The key makes a retried batch a replay on the server, never a second copy.
-        await self._conn.arun(with_idempotency_key(call, f"oais-{uuid.uuid4().hex}"))
+        """The items in order: all or none when there are at most
+        `ITEMS_PER_REQUEST` (one request); more go in several requests of
+        that many, each all or none, in order, so one that fails leaves the
+        earlier ones added."""
+        items = list(items)
+        for start in range(0, len(items), ITEMS_PER_REQUEST):
+            call = Call("POST", self._path, json={"items": items[start : start + ITEMS_PER_REQUEST]}, parse=nothing)
+            # The key makes a retried batch a replay on the server, never a second copy.
+            await self._conn.arun(with_idempotency_key(call, f"oais-{uuid.uuid4().hex}"))
 
     async def pop_item(self) -> Any | None:
         # Not retried: a pop that reached the server must not pop twice.

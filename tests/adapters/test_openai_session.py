@@ -55,6 +55,16 @@ async def test_settings_limit_and_explicit_override(make_session):
     assert await capped.get_items() == items[3:]
 
 
+async def test_more_items_than_one_request_takes_are_all_added_in_order(make_session):
+    # The service takes 1000 items a request; the SDK's sessions take any number.
+    session = make_session("s-many")
+    items = _msgs(2_345)
+    await session.add_items(items[:1])
+    await session.add_items(items[1:])
+    assert await session.get_items() == items
+    assert await session.get_items(limit=3) == items[-3:]
+
+
 async def test_pop_clear_empty_and_isolation(make_session):
     a, b = make_session("s-a"), make_session("s-b")
     assert await a.pop_item() is None
