@@ -27,7 +27,8 @@ OK = {200: OpenApiResponse(OpenApiTypes.OBJECT, description='{"data": ...}'), **
 PAGE_META = (
     '{"data": [...], "meta": {"total", "limit", "offset", "has_more", "total_exact"}}. `total` is exact up to '
     "1,000 rows past the page (beyond that it is that bound and `total_exact` is false); with `q` nothing is "
-    "counted and `total` is the page's lower bound (offset + rows, + 1 while `has_more`)."
+    "counted and `total` is the page's lower bound (offset + rows, + 1 while `has_more`; past the last row, "
+    "the rows before the offset, counted)."
 )
 LIST_OK = {200: OpenApiResponse(OpenApiTypes.OBJECT, description=PAGE_META), **ERRORS}
 # Erasure that follows lineage: what went with a deleted memory or a redacted version.

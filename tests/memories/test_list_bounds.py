@@ -42,6 +42,13 @@ def test_a_search_list_counts_nothing_and_reports_a_lower_bound(api, ten):
     assert last["meta"] == {"total": 10, "limit": 4, "offset": 8, "has_more": False, "total_exact": True}
 
 
+@pytest.mark.parametrize("offset", [10, 12, 400])
+def test_a_search_list_past_its_last_row_claims_no_rows_that_do_not_exist(api, ten, offset):
+    body = api.get("/v1/memories", {"q": "about tea", "limit": 4, "offset": offset}).json()
+    assert body["data"] == []
+    assert body["meta"] == {"total": 10, "limit": 4, "offset": offset, "has_more": False, "total_exact": True}
+
+
 def test_offset_clients_still_see_every_row(live_server, workspace, ten):
     from tests.factories import make_api_key
 
