@@ -31,8 +31,8 @@ def _data(name: str, field: serializers.Field, **meta: serializers.Field) -> typ
     return envelope(name, **fields)
 
 
-def _count(name: str, key: str) -> serializers.Serializer:
-    return _data(name, inline_serializer(name=f"{name}Data", fields={key: serializers.IntegerField()}))
+def _count(name: str, key: str, help_text: str = "") -> serializers.Serializer:
+    return _data(name, inline_serializer(name=f"{name}Data", fields={key: serializers.IntegerField(help_text=help_text)}))
 
 
 # --- Claude Agent SDK sessions --------------------------------------------------
@@ -250,7 +250,12 @@ checkpoint_schema = {
         parameters=[CheckpointTupleQuerySerializer],
         responses=_data("CheckpointTuple", CheckpointSerializer(allow_null=True)),
     ),
-    "writes": extend_schema(request=CheckpointWritesSerializer, responses=_count("CheckpointWritesStored", "written")),
+    "writes": extend_schema(request=CheckpointWritesSerializer, responses=_count(
+        "CheckpointWritesStored", "written",
+        "The writes the request sent, as a replay of it answers too. A regular write (idx >= 0) of an index "
+        "already held, in this request or before, is not stored again: the first one stands, as in "
+        "LangGraph's own savers; a special one (idx < 0) replaces the one held.",
+    )),
     "batch": extend_schema(
         request=CheckpointBatchSerializer,
         responses=_data(
