@@ -92,6 +92,17 @@ def _claim_redispatch(job_id: str, *, cutoff) -> bool:
     )
 
 
+def memory_job_pending_fresh(*, workspace_id: str, kind: str, scope: str | None, scope_id: str) -> bool:
+    """Whether this scope's pending job of `kind` was dispatched within
+    `PENDING_REDISPATCH_AFTER`: `memory_job_enqueue` would return it as it
+    is. One look-up, outside any transaction, for a caller that enqueues often
+    (each time a branch's backlog doubles)."""
+    return MemoryJob.objects.filter(
+        workspace_id=workspace_id, kind=kind, scope=scope, scope_id=scope_id, status=JobStatus.PENDING,
+        updated_at__gte=timezone.now() - PENDING_REDISPATCH_AFTER,
+    ).exists()
+
+
 def memory_job_enqueue(
     *, workspace, kind: str, scope: str | None = None, scope_id: str = "", payload: Mapping[str, Any] | None = None
 ) -> tuple[MemoryJob, bool]:

@@ -31,7 +31,7 @@ from memories.models import (
     ScopeState,
     Status,
 )
-from memories.services.jobs import memory_job_enqueue
+from memories.services.jobs import memory_job_enqueue, memory_job_pending_fresh
 from memory_project.db import column, insert_objects, table
 from memory_project.errors import NotFoundError, ValidationError
 
@@ -136,6 +136,12 @@ def scope_note_appended(*, event) -> None:
     if due:
         from accounts.models import Workspace
         from conversations.models import Branch
+
+        # A backlog that doubled while the job queued for it still waits (no
+        # worker has taken it yet) needs nothing more: that job reads it all.
+        if memory_job_pending_fresh(workspace_id=event.workspace_id, kind=JobKind.EXTRACT, scope=Scope.BRANCH,
+                                    scope_id=scope_id):
+            return
 
         # Two look-ups by primary key: a join of branch, conversation and
         # workspace planned worse whenever the tables' statistics were stale.

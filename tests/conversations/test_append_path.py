@@ -7,9 +7,13 @@ shows as a SAVEPOINT / RELEASE pair around its statements.
 
 from __future__ import annotations
 
+from datetime import timedelta
+from unittest import mock
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext, override_settings
+from django.utils import timezone
 
 from conversations import hooks
 from conversations.models import Branch, Conversation, Message
@@ -25,6 +29,7 @@ from conversations.services import (
     new_messages,
 )
 from memories.models import MemoryJob
+from memories.services.jobs import PENDING_REDISPATCH_AFTER
 from memories.services.scopes import extraction_due_after
 from memory_project.errors import ConflictError, QuotaExceededError, ValidationError
 from tests.conversations.helpers_bulk import bulk_fill
@@ -107,6 +112,29 @@ def test_a_backlog_queues_again_each_time_it_doubles(workspace, django_capture_o
                 message_append(workspace=workspace, external_id="c", role="user", content=f"more {n}")
     assert _pending("c")[0] == 6
     assert MemoryJob.objects.filter(status="pending").count() == 1
+
+
+def test_a_doubling_backlog_whose_job_still_waits_costs_one_lookup(workspace, django_capture_on_commit_callbacks):
+    with override_settings(MEMORY_EXTRACT_MIN_FLOORS=3, MEMORY_EXTRACT_MIN_TOKENS=100_000):
+        with django_capture_on_commit_callbacks(execute=True):
+            messages_append(workspace=workspace, external_id="c", messages=new_messages(
+                [{"role": "user", "content": f"m{i}"} for i in range(3)]))
+        job = MemoryJob.objects.get()
+        with django_capture_on_commit_callbacks(execute=False) as callbacks:
+            messages_append(workspace=workspace, external_id="c", messages=new_messages(
+                [{"role": "user", "content": f"n{i}"} for i in range(3)]))  # 6 pending: due again
+        with CaptureQueriesContext(connection) as ctx:
+            for callback in callbacks:
+                callback()
+        assert _statements(ctx) == ["SELECT"]
+        # Dispatched long enough ago that its message may be lost: sent again.
+        MemoryJob.objects.filter(pk=job.pk).update(updated_at=timezone.now() - PENDING_REDISPATCH_AFTER - timedelta(seconds=1))
+        with mock.patch("memories.services.jobs.dispatch_on_commit") as dispatch, \
+                django_capture_on_commit_callbacks(execute=True):
+            messages_append(workspace=workspace, external_id="c", messages=new_messages(
+                [{"role": "user", "content": f"o{i}"} for i in range(6)]))  # 12 pending
+        dispatch.assert_called_once_with(job.pk, redispatch=True)
+    assert MemoryJob.objects.get().pk == job.pk
 
 
 @pytest.mark.parametrize(
