@@ -21,10 +21,24 @@ from accounts.throttling import ApiKeyRateThrottle, AuthFailureThrottle
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
+def request_raw_key(request) -> str | None:
+    """The key a request presents (`Authorization: Bearer <key>` or
+    `x-api-key: <key>`); None without one. A malformed Authorization header
+    raises `AuthenticationFailed`."""
+    header = request.META.get("HTTP_AUTHORIZATION", "")
+    if header:
+        scheme, _, value = header.partition(" ")
+        if scheme.lower() != "bearer" or not value.strip():
+            raise exceptions.AuthenticationFailed("Authorization header must be 'Bearer <key>'.")
+        return value.strip()
+    value = request.META.get("HTTP_X_API_KEY", "")
+    return value.strip() or None
+
+
 class ApiKeyAuthentication(authentication.BaseAuthentication):
     def authenticate(self, request):
         try:
-            raw_key = self._raw_key(request)
+            raw_key = request_raw_key(request)
         except exceptions.AuthenticationFailed:
             AuthFailureThrottle().check(request)
             raise
@@ -50,16 +64,6 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="api"'
 
-    @staticmethod
-    def _raw_key(request) -> str | None:
-        header = request.META.get("HTTP_AUTHORIZATION", "")
-        if header:
-            scheme, _, value = header.partition(" ")
-            if scheme.lower() != "bearer" or not value.strip():
-                raise exceptions.AuthenticationFailed("Authorization header must be 'Bearer <key>'.")
-            return value.strip()
-        value = request.META.get("HTTP_X_API_KEY", "")
-        return value.strip() or None
 
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):

@@ -30,7 +30,10 @@ from django.core.exceptions import RequestDataTooBig
 from django.core.handlers.wsgi import LimitedStream
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from rest_framework.exceptions import AuthenticationFailed
 
+from accounts.authentication import request_raw_key
+from accounts.selectors import api_key_authenticate
 from memory_project.api import error_body
 
 logger = logging.getLogger(__name__)
@@ -105,29 +108,49 @@ def _path_is_undecodable(request: HttpRequest) -> bool:
 
 def _read_chunked_body(request: HttpRequest) -> HttpResponse | None:
     """Read a body sent in chunks (`Transfer-Encoding: chunked`, no
-    Content-Length) here, within the size limit; a 413 when it is over.
+    Content-Length) here, within the size limit: a 413 when it is over, a 400
+    when it is malformed or ends early.
 
     Django's WSGI request reads a body only as far as its Content-Length, so
     it would see an empty one, and the view would answer for that (a 400 that
     names fields the client did send). A server that ends such a stream itself
     (`wsgi.input_terminated`, as gunicorn does) lets it be read to its end; on
-    any other server the body stays unread, as before."""
+    any other server the body stays unread, as before. It is read only for a
+    request that presents a valid API key: a body sent with a Content-Length
+    is read by the view, after authentication, and an anonymous client must
+    not be able to make a worker thread wait on, or hold, what it sends."""
     meta = request.META
     if (meta.get("CONTENT_LENGTH") or "chunked" not in meta.get("HTTP_TRANSFER_ENCODING", "").lower()
-            or not meta.get("wsgi.input_terminated")):
+            or not meta.get("wsgi.input_terminated") or not _presents_a_valid_key(request)):
         return None
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-    stream, body = meta["wsgi.input"], bytearray()
-    while limit is None or len(body) <= limit:
-        chunk = stream.read(CHUNKED_READ_BYTES)
-        if not chunk:
-            break
-        body += chunk
-    if limit is not None and len(body) > limit:
+    stream, body = meta["wsgi.input"], io.BytesIO()
+    try:
+        while limit is None or body.tell() <= limit:
+            chunk = stream.read(CHUNKED_READ_BYTES)
+            if not chunk:
+                break
+            body.write(chunk)
+    except Exception:  # noqa: BLE001 - the web server's own parse errors (a bad chunk size, a client gone)
+        return JsonResponse(
+            error_body("invalid_request_error", "The chunked body is malformed or ended before its last chunk."),
+            status=400,
+        )
+    size = body.tell()
+    if limit is not None and size > limit:
         return too_large_response(limit)
-    meta["CONTENT_LENGTH"] = str(len(body))
-    request._stream = LimitedStream(io.BytesIO(body), len(body))  # what WSGIRequest reads the body from
+    body.seek(0)
+    meta["CONTENT_LENGTH"] = str(size)
+    request._stream = LimitedStream(body, size)  # what WSGIRequest reads the body from
     return None
+
+
+def _presents_a_valid_key(request: HttpRequest) -> bool:
+    try:
+        raw_key = request_raw_key(request)
+    except AuthenticationFailed:
+        return False
+    return raw_key is not None and api_key_authenticate(raw_key=raw_key) is not None
 
 
 class RequestGuardMiddleware:

@@ -219,6 +219,24 @@ def test_a_body_sent_in_chunks_is_read_whole(web):
 
 
 @committed
+def test_a_malformed_chunked_body_is_a_json_400(web):
+    head = (f"POST /v1/conversations/broken/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"Authorization: Bearer {web.key}\r\nContent-Type: application/json\r\n"
+            "Transfer-Encoding: chunked\r\n\r\n").encode()
+    with socket.create_connection(("127.0.0.1", web.port), timeout=30) as sock:
+        sock.sendall(head + b"zz\r\n{}\r\n0\r\n\r\n")
+        received = b""
+        while not received.endswith(b"\r\n0\r\n\r\n"):  # the answer's last chunk
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400") and b"Content-Type: application/json" in head, received
+    assert b'"type": "invalid_request_error"' in body, received
+
+
+@committed
 def test_a_stop_with_connections_kept_alive(web):
     """SIGTERM while two clients hold kept-alive connections: the server stops
     (gthread's graceful stop, not the 20 s graceful timeout)."""
