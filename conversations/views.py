@@ -239,7 +239,7 @@ class MessageViewSet(ConversationScopedViewSet):
         idempotency_key = request.headers.get("Idempotency-Key")
         if isinstance(request.data, dict) and "messages" in request.data:
             # A lone message's fields beside `messages` would be dropped unseen
-            # (a batch's metadata goes on each of its messages).
+            # (a batch carries metadata per message, in `messages[i].metadata`).
             if any(name in request.data for name in SINGLE_MESSAGE_FIELDS):
                 raise ValidationError("Give one message (role, content, metadata) or `messages`, not both.")
             params = _input(MessageBatchAppendInputSerializer, request.data)

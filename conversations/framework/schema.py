@@ -32,7 +32,8 @@ def _data(name: str, field: serializers.Field, **meta: serializers.Field) -> typ
 
 
 def _count(name: str, key: str, help_text: str = "") -> serializers.Serializer:
-    return _data(name, inline_serializer(name=f"{name}Data", fields={key: serializers.IntegerField(help_text=help_text)}))
+    field = serializers.IntegerField(help_text=help_text)
+    return _data(name, inline_serializer(name=f"{name}Data", fields={key: field}))
 
 
 # --- Claude Agent SDK sessions --------------------------------------------------
@@ -121,7 +122,8 @@ claude_session_schema = {
 class OpenAIItemsAddSerializer(serializers.Serializer):
     items = serializers.ListField(
         child=_OBJECT(), max_length=MAX_ITEMS_PER_ADD,
-        help_text=f"Session items (Responses API input items), added in order, all or none; at most {MAX_ITEMS_PER_ADD}.",
+        help_text=f"Session items (Responses API input items), added in order, all or none; "
+                  f"at most {MAX_ITEMS_PER_ADD}.",
     )
 
 

@@ -108,8 +108,8 @@ def extraction_due_after(*, floors_before: int, floors_after: int, tokens_before
     floors or `MEMORY_EXTRACT_MIN_TOKENS` tokens. While a backlog grows
     (no worker keeps up, or its job was lost) it is due again each time the
     backlog doubles: a lost or failed job is queued again, and a backlog
-    that a pending job will read anyway costs a few look-ups, not one per
-    threshold's worth of appends. The idle sweep takes what stays below a
+    that a pending job will read anyway costs one look-up each time it
+    doubles, not one per threshold's worth of appends. The idle sweep takes what stays below a
     threshold, and maintenance re-sends a job left pending."""
     return _crossed(floors_before, floors_after, settings.MEMORY_EXTRACT_MIN_FLOORS) or (
         floors_after > 0 and _crossed(tokens_before, tokens_after, settings.MEMORY_EXTRACT_MIN_TOKENS)

@@ -2,12 +2,14 @@
 
 The session id is a conversation id and its items are the conversation's
 messages; `add_items` appends a batch atomically (all or none, in order), up to
-1000 items (more go in several such batches).
+1000 items and 50 MB (more go in several such batches).
 """
 
 from __future__ import annotations
 
+import json
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 from agents.memory.session_settings import SessionSettings
@@ -15,8 +17,27 @@ from agents.memory.session_settings import SessionSettings
 from memory_client._transport import Call, nothing, seg, with_idempotency_key
 from memory_client.adapters._connections import Connections
 
-# The most items the service adds in one request.
+# The most items the service adds in one request, and the most bytes of them
+# sent in one (the service refuses a body over 52 MB and 64 KB).
 ITEMS_PER_REQUEST = 1000
+BYTES_PER_REQUEST = 50 * 1024 * 1024
+
+
+def _requests(items: list[Any]) -> Iterator[list[Any]]:
+    """The items in consecutive groups of at most `ITEMS_PER_REQUEST` whose
+    JSON (as the client writes it) stays within `BYTES_PER_REQUEST`. An item
+    larger than that goes alone: the service's answer says what is wrong."""
+    group: list[Any] = []
+    size = 0
+    for item in items:
+        item_size = len(json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode()) + 1
+        if group and (len(group) == ITEMS_PER_REQUEST or size + item_size > BYTES_PER_REQUEST):
+            yield group
+            group, size = [], 0
+        group.append(item)
+        size += item_size
+    if group:
+        yield group
 
 
 class MemoryOpenAISession:
@@ -42,13 +63,12 @@ class MemoryOpenAISession:
         return await self._conn.arun(Call("GET", self._path, params=params))
 
     async def add_items(self, items: list[Any]) -> None:
-        """The items in order: all or none when there are at most
-        `ITEMS_PER_REQUEST` (one request); more go in several requests of
-        that many, each all or none, in order, so one that fails leaves the
-        earlier ones added."""
-        items = list(items)
-        for start in range(0, len(items), ITEMS_PER_REQUEST):
-            call = Call("POST", self._path, json={"items": items[start : start + ITEMS_PER_REQUEST]}, parse=nothing)
+        """The items in order: all or none when they fit one request (at
+        most `ITEMS_PER_REQUEST` items and `BYTES_PER_REQUEST`); more go in
+        several requests, each all or none, in order, so one that fails
+        leaves the earlier ones added."""
+        for group in _requests(list(items)):
+            call = Call("POST", self._path, json={"items": group}, parse=nothing)
             # The key makes a retried batch a replay on the server, never a second copy.
             await self._conn.arun(with_idempotency_key(call, f"oais-{uuid.uuid4().hex}"))
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 
 import pytest
 from agents import Agent, RunConfig, Runner, SessionSettings, SQLiteSession, function_tool
 from agents.testing import ScriptedModel, assistant_message, function_call
 
 from memory_client import MemoryValidationError
+from memory_client.adapters import openai_agents
 
 
 def _msgs(n: int, start: int = 0) -> list[dict]:
@@ -63,6 +65,26 @@ async def test_more_items_than_one_request_takes_are_all_added_in_order(make_ses
     await session.add_items(items[1:])
     assert await session.get_items() == items
     assert await session.get_items(limit=3) == items[-3:]
+
+
+async def test_items_larger_than_one_request_takes_are_all_added_in_order(make_session, monkeypatch):
+    monkeypatch.setattr(openai_agents, "BYTES_PER_REQUEST", 2_000)
+    session = make_session("s-large")
+    items = [{"role": "user", "content": f"{n} " + "x" * 600} for n in range(9)]
+    await session.add_items(items)
+    assert await session.get_items() == items
+
+
+def test_requests_keep_order_and_both_bounds(monkeypatch):
+    monkeypatch.setattr(openai_agents, "ITEMS_PER_REQUEST", 3)
+    monkeypatch.setattr(openai_agents, "BYTES_PER_REQUEST", 100)
+    items = [{"n": n, "pad": "y" * (150 if n == 4 else 10)} for n in range(10)]
+    groups = list(openai_agents._requests(items))
+    assert [item for group in groups for item in group] == items
+    assert all(len(group) <= 3 for group in groups)
+    sizes = [sum(len(json.dumps(i, separators=(",", ":"))) + 1 for i in group) for group in groups]
+    assert all(size <= 100 for group, size in zip(groups, sizes, strict=True) if len(group) > 1)
+    assert [{"n": 4, "pad": "y" * 150}] in groups  # larger than a request alone: sent alone
 
 
 async def test_pop_clear_empty_and_isolation(make_session):

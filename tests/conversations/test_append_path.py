@@ -128,7 +128,8 @@ def test_a_doubling_backlog_whose_job_still_waits_costs_one_lookup(workspace, dj
                 callback()
         assert _statements(ctx) == ["SELECT"]
         # Dispatched long enough ago that its message may be lost: sent again.
-        MemoryJob.objects.filter(pk=job.pk).update(updated_at=timezone.now() - PENDING_REDISPATCH_AFTER - timedelta(seconds=1))
+        long_ago = timezone.now() - PENDING_REDISPATCH_AFTER - timedelta(seconds=1)
+        MemoryJob.objects.filter(pk=job.pk).update(updated_at=long_ago)
         with mock.patch("memories.services.jobs.dispatch_on_commit") as dispatch, \
                 django_capture_on_commit_callbacks(execute=True):
             messages_append(workspace=workspace, external_id="c", messages=new_messages(

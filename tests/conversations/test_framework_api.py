@@ -204,4 +204,17 @@ def test_errors_name_the_id_as_the_framework_calls_it(api):
     items = api.post(f"/v1/openai_sessions/{'s' * 300}/items", {"items": [{"role": "user", "content": "hi"}]},
                      format="json")
     assert items.status_code == 400 and items.json()["error"]["message"].startswith("session_id: ")
+    copy = api.post("/v1/langgraph_checkpoints/copy_thread", {"source_thread_id": "a", "target_thread_id": "x/y"},
+                    format="json")
+    assert copy.status_code == 400 and copy.json()["error"]["message"].startswith("target_thread_id: ")
     assert not Conversation.objects.exists()
+
+
+def test_the_schema_bounds_an_items_add_as_the_service_does(api):
+    schema = api.get("/v1/schema/", HTTP_ACCEPT="application/json").json()
+    operation = schema["paths"]["/v1/openai_sessions/{session_id}/items"]["post"]
+    ref = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    assert schema["components"]["schemas"][ref]["properties"]["items"]["maxItems"] == 1000
+    items = [{"role": "user", "content": "x"}]
+    assert api.post("/v1/openai_sessions/s/items", {"items": items * 1000}, format="json").status_code == 201
+    assert api.post("/v1/openai_sessions/s/items", {"items": items * 1001}, format="json").status_code == 400

@@ -43,10 +43,16 @@ def test_a_search_list_counts_nothing_and_reports_a_lower_bound(api, ten):
 
 
 @pytest.mark.parametrize("offset", [10, 12, 400])
-def test_a_search_list_past_its_last_row_claims_no_rows_that_do_not_exist(api, ten, offset):
-    body = api.get("/v1/memories", {"q": "about tea", "limit": 4, "offset": offset}).json()
+def test_a_search_list_past_its_last_row_claims_no_rows_that_do_not_exist(api, workspace, ten, offset):
+    for n in range(3):
+        make_item(workspace, content=f"note {n} about coffee")  # not matched: not counted
+    with CaptureQueriesContext(connection) as ctx:
+        body = api.get("/v1/memories", {"q": "about tea", "limit": 4, "offset": offset}).json()
     assert body["data"] == []
     assert body["meta"] == {"total": 10, "limit": 4, "offset": offset, "has_more": False, "total_exact": True}
+    # The rows before the offset are counted, no further than the offset.
+    counts = [q["sql"] for q in ctx.captured_queries if "COUNT(" in q["sql"].upper() and f"LIMIT {offset}" in q["sql"]]
+    assert counts, [q["sql"] for q in ctx.captured_queries]
 
 
 def test_offset_clients_still_see_every_row(live_server, workspace, ten):

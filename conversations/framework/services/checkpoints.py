@@ -58,8 +58,8 @@ def decode_blob(value: Any, *, field: str) -> bytes:
         raise ValidationError(f"{field}: must be base64 text.")
 
 
-def clean_thread_id(value: Any) -> str:
-    return validate_conversation_id(value, field="thread_id")
+def clean_thread_id(value: Any, *, field: str = "thread_id") -> str:
+    return validate_conversation_id(value, field=field)
 
 
 def clean_ns(value: Any) -> str:
@@ -546,7 +546,7 @@ def thread_copy(*, workspace: Workspace, source_thread_id: Any, target_thread_id
     """Copy every checkpoint and write of a thread (all namespaces, metadata and
     order kept) into another thread. A missing source copies nothing."""
     source_thread_id = clean_text(source_thread_id, field="source_thread_id", max_bytes=256)
-    target_thread_id = clean_thread_id(target_thread_id)
+    target_thread_id = clean_thread_id(target_thread_id, field="target_thread_id")
     with transaction.atomic():
         source = Conversation.objects.filter(workspace=workspace, external_id=source_thread_id).first()
         if source is None:
