@@ -35,6 +35,11 @@ def column(model: type[models.Model], name: str) -> str:
     return connection.ops.quote_name(model._meta.get_field(name).column)
 
 
+def placeholders(count: int) -> str:
+    """`count` parameter markers, comma-separated (an IN list's, a row's)."""
+    return ", ".join(["%s"] * count)
+
+
 _TYPE_MODIFIER_RE = re.compile(r"\(\d+(?:,\s*\d+)?\)")
 
 
@@ -234,7 +239,7 @@ def insert_rows(
     wrapper = transaction.get_connection()
     per_row = len(statement.fields)
     rows_per_statement = max(1, SQLITE_MAX_PARAMS // per_row)
-    placeholder = "(" + ", ".join(["%s"] * per_row) + ")"
+    placeholder = f"({placeholders(per_row)})"
     # More rows than one statement takes: all or none, as one statement would be.
     atomic = transaction.atomic() if len(rows) > rows_per_statement else contextlib.nullcontext()
     with atomic, connection.cursor() as cursor:

@@ -54,8 +54,13 @@ def database_unavailable_response() -> JsonResponse:
     return response
 
 
+def invalid_request_response(message: str, status: int = 400) -> JsonResponse:
+    """An `invalid_request_error` answered before (or outside) DRF."""
+    return JsonResponse(error_body("invalid_request_error", message), status=status)
+
+
 def too_large_response(limit: int) -> JsonResponse:
-    return JsonResponse(error_body("invalid_request_error", f"Request body is larger than {limit} bytes."), status=413)
+    return invalid_request_response(f"Request body is larger than {limit} bytes.", status=413)
 
 
 def request_line_length(request: HttpRequest) -> int:
@@ -132,10 +137,7 @@ def _read_chunked_body(request: HttpRequest) -> HttpResponse | None:
                 break
             body.write(chunk)
     except Exception:  # noqa: BLE001 - the web server's own parse errors (a bad chunk size, a client gone)
-        return JsonResponse(
-            error_body("invalid_request_error", "The chunked body is malformed or ended before its last chunk."),
-            status=400,
-        )
+        return invalid_request_response("The chunked body is malformed or ended before its last chunk.")
     size = body.tell()
     if limit is not None and size > limit:
         return too_large_response(limit)
@@ -165,11 +167,8 @@ class RequestGuardMiddleware:
 
     def _refuse(self, request: HttpRequest) -> HttpResponse | None:
         if request_line_length(request) > MAX_REQUEST_LINE_BYTES:
-            return JsonResponse(
-                error_body(
-                    "invalid_request_error",
-                    f"The request line is longer than {MAX_REQUEST_LINE_BYTES} bytes; send long values in a body.",
-                ),
+            return invalid_request_response(
+                f"The request line is longer than {MAX_REQUEST_LINE_BYTES} bytes; send long values in a body.",
                 status=414,
             )
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
@@ -177,20 +176,16 @@ class RequestGuardMiddleware:
         try:
             length = int(raw_length)
         except ValueError:
-            return JsonResponse(error_body("invalid_request_error", "Content-Length is not a number."), status=400)
+            return invalid_request_response("Content-Length is not a number.")
         if length < 0:
-            return JsonResponse(error_body("invalid_request_error", "Content-Length is negative."), status=400)
+            return invalid_request_response("Content-Length is negative.")
         if limit is not None and length > limit:
             return too_large_response(limit)
         if "\x00" in request.path or _path_is_undecodable(request):
-            return JsonResponse(
-                error_body("invalid_request_error", "The path contains NUL or invalid UTF-8."), status=400
-            )
+            return invalid_request_response("The path contains NUL or invalid UTF-8.")
         query = request.META.get("QUERY_STRING", "")
         if query and _query_is_unstorable(query):
-            return JsonResponse(
-                error_body("invalid_request_error", "The query string contains NUL or invalid UTF-8."), status=400
-            )
+            return invalid_request_response("The query string contains NUL or invalid UTF-8.")
         return None
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:

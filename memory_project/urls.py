@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from memories.mcp.views import McpView
 from memory_project.api import error_body
+from memory_project.middleware import invalid_request_response
 from memory_project.views import favicon, healthz
 
 api_patterns = [
@@ -30,17 +31,16 @@ def handler400(request, exception=None):
     """Django's answer to a request it refuses before any view (a Host header
     not in ALLOWED_HOSTS, a form with too many fields), in the API's shape."""
     if isinstance(exception, DisallowedHost):
-        message = "The Host header names a host this service does not answer for (ALLOWED_HOSTS)."
-    else:
-        message = "The request is malformed."
-    return JsonResponse(error_body("invalid_request_error", message), status=400)
+        return invalid_request_response(
+            "The Host header names a host this service does not answer for (ALLOWED_HOSTS).")
+    return invalid_request_response("The request is malformed.")
 
 
 def handler404(request, exception=None):
     from conversations.views import SLASH_MESSAGE, has_encoded_slash
 
     if request.path.startswith("/v1/conversations/") and has_encoded_slash(request):
-        return JsonResponse(error_body("invalid_request_error", SLASH_MESSAGE), status=400)
+        return invalid_request_response(SLASH_MESSAGE)
     return JsonResponse(error_body("not_found_error", f"No route for {request.path}."), status=404)
 
 

@@ -38,7 +38,7 @@ from memories.fts5 import fts5_drop, fts5_ensure, fts5_optimize
 from memories.llm.tokens import content_text, count_tokens
 from memories.models import MemoryItem, MemoryType, RecallEntry, RecallKind, Scope, SummaryTier
 from memories.recall.analysis import analyze, terms_text
-from memory_project.db import column, insert_rows, table
+from memory_project.db import column, insert_rows, placeholders, table
 
 ENTRY_TABLE = "memories_recallentry"
 FTS_TABLE = "memories_recallentry_fts"
@@ -239,7 +239,7 @@ def passage_entries_delete(*, workspace_id: str, message_ids: Iterable[str]) -> 
     with default_connection.cursor() as cursor:
         cursor.execute(
             f"DELETE FROM {table(entry)} WHERE {column(entry, 'workspace')} = %s AND {column(entry, 'kind')} = %s "  # noqa: S608
-            f"AND {column(entry, 'message_id')} IN ({', '.join(['%s'] * len(ids))})",
+            f"AND {column(entry, 'message_id')} IN ({placeholders(len(ids))})",
             [workspace_id, RecallKind.PASSAGE, *ids],
         )
         return cursor.rowcount

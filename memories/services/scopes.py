@@ -109,8 +109,9 @@ def extraction_due_after(*, floors_before: int, floors_after: int, tokens_before
     (no worker keeps up, or its job was lost) it is due again each time the
     backlog doubles: a lost or failed job is queued again, and a backlog
     that a pending job will read anyway costs one look-up each time it
-    doubles, not one per threshold's worth of appends. The idle sweep takes what stays below a
-    threshold, and maintenance re-sends a job left pending."""
+    doubles, not one per threshold's worth of appends. The idle sweep takes
+    what stays below a threshold, and maintenance re-sends a job left
+    pending."""
     return _crossed(floors_before, floors_after, settings.MEMORY_EXTRACT_MIN_FLOORS) or (
         floors_after > 0 and _crossed(tokens_before, tokens_after, settings.MEMORY_EXTRACT_MIN_TOKENS)
     )
@@ -134,14 +135,13 @@ def scope_note_appended(*, event) -> None:
     if event.opens_branch:
         _open_branch_scope(event=event, scope_id=scope_id)
     if due:
-        from accounts.models import Workspace
-        from conversations.models import Branch
-
         # A backlog that doubled while the job queued for it still waits (no
         # worker has taken it yet) needs nothing more: that job reads it all.
         if memory_job_pending_fresh(workspace_id=event.workspace_id, kind=JobKind.EXTRACT, scope=Scope.BRANCH,
                                     scope_id=scope_id):
             return
+        from accounts.models import Workspace
+        from conversations.models import Branch
 
         # Two look-ups by primary key: a join of branch, conversation and
         # workspace planned worse whenever the tables' statistics were stale.

@@ -69,8 +69,9 @@ def paginate(
     `total_exact: false` and that bound above it). Without `count_total` (a
     list filtered by `q`, where counting means evaluating the search on every
     match) it is the lower bound the page proves: `offset + rows + 1` when
-    more follow; past the last row, the rows before it, counted. Either way a client that pages while `offset + limit <
-    total`, or while `has_more`, sees every row.
+    more follow; past the last row, the rows before it, counted. Either way
+    a client that pages while `offset + limit < total`, or while `has_more`,
+    sees every row.
     """
     limit = _int_param(params, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
     offset = _int_param(params, "offset", 0, 0, MAX_OFFSET)
@@ -81,13 +82,13 @@ def paginate(
         cap = offset + limit + TOTAL_COUNT_AHEAD
         counted = queryset.order_by()[: cap + 1].count()
         total, exact = (counted, True) if counted <= cap else (cap, False)
+    elif rows or not offset:
+        total, exact = offset + len(rows) + (1 if has_more else 0), not has_more
     else:
-        total, exact = offset + len(rows) + (1 if has_more else 0), not has_more and (bool(rows) or offset == 0)
-        if not rows and offset:
-            # Past the last row the page proves no rows: those before it are
-            # counted (no more than the page's own OFFSET read), so `total`
-            # never claims rows that do not exist.
-            total, exact = queryset.order_by()[:offset].count(), True
+        # Past the last row the page proves no rows: those before it are
+        # counted (no more than the page's own OFFSET read), so `total` never
+        # claims rows that do not exist.
+        total, exact = queryset.order_by()[:offset].count(), True
     return {
         "data": serializer_class(rows, many=True).data,
         "meta": {"total": total, "limit": limit, "offset": offset, "has_more": has_more, "total_exact": exact},

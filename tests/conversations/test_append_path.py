@@ -99,11 +99,16 @@ def test_nothing_runs_after_commit_below_the_threshold(workspace, django_capture
         assert MemoryJob.objects.count() == 1
 
 
+def _append_user_turns(workspace, prefix: str, count: int) -> None:
+    """`count` user messages in one batch append to conversation "c"."""
+    messages_append(workspace=workspace, external_id="c", messages=new_messages(
+        [{"role": "user", "content": f"{prefix}{i}"} for i in range(count)]))
+
+
 def test_a_backlog_queues_again_each_time_it_doubles(workspace, django_capture_on_commit_callbacks):
     with override_settings(MEMORY_EXTRACT_MIN_FLOORS=3, MEMORY_EXTRACT_MIN_TOKENS=100_000):
         with django_capture_on_commit_callbacks(execute=True):
-            messages_append(workspace=workspace, external_id="c", messages=new_messages(
-                [{"role": "user", "content": f"m{i}"} for i in range(3)]))
+            _append_user_turns(workspace, "m", 3)
         job = MemoryJob.objects.get()
         job.status = "failed"  # lost: nothing reads the floors
         job.save(update_fields=["status"])
@@ -117,12 +122,10 @@ def test_a_backlog_queues_again_each_time_it_doubles(workspace, django_capture_o
 def test_a_doubling_backlog_whose_job_still_waits_costs_one_lookup(workspace, django_capture_on_commit_callbacks):
     with override_settings(MEMORY_EXTRACT_MIN_FLOORS=3, MEMORY_EXTRACT_MIN_TOKENS=100_000):
         with django_capture_on_commit_callbacks(execute=True):
-            messages_append(workspace=workspace, external_id="c", messages=new_messages(
-                [{"role": "user", "content": f"m{i}"} for i in range(3)]))
+            _append_user_turns(workspace, "m", 3)
         job = MemoryJob.objects.get()
         with django_capture_on_commit_callbacks(execute=False) as callbacks:
-            messages_append(workspace=workspace, external_id="c", messages=new_messages(
-                [{"role": "user", "content": f"n{i}"} for i in range(3)]))  # 6 pending: due again
+            _append_user_turns(workspace, "n", 3)  # 6 pending: due again
         with CaptureQueriesContext(connection) as ctx:
             for callback in callbacks:
                 callback()
@@ -132,8 +135,7 @@ def test_a_doubling_backlog_whose_job_still_waits_costs_one_lookup(workspace, dj
         MemoryJob.objects.filter(pk=job.pk).update(updated_at=long_ago)
         with mock.patch("memories.services.jobs.dispatch_on_commit") as dispatch, \
                 django_capture_on_commit_callbacks(execute=True):
-            messages_append(workspace=workspace, external_id="c", messages=new_messages(
-                [{"role": "user", "content": f"o{i}"} for i in range(6)]))  # 12 pending
+            _append_user_turns(workspace, "o", 6)  # 12 pending
         dispatch.assert_called_once_with(job.pk, redispatch=True)
     assert MemoryJob.objects.get().pk == job.pk
 

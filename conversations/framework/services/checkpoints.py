@@ -37,6 +37,7 @@ from memory_project.db import (
     json_records,
     json_recordset,
     on_conflict_sql,
+    placeholders,
     record_names,
     table,
 )
@@ -477,7 +478,7 @@ def _upsert_in_thread(rows: list[Checkpoint] | list[CheckpointWrite], *, thread_
     model, conv = type(rows[0]), Conversation
     fields = _saved_fields(model)
     qn = connection.ops.quote_name
-    row_sql = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    row_sql = f"({placeholders(len(fields))})"
     # A VALUES list's columns are column1, column2 ... on both databases.
     names = ", ".join(f"v.column{n}" for n in range(1, len(fields) + 1))
     sql = (

@@ -44,7 +44,7 @@ from memories.services.versioning import (
     version_preassign,
     versions_build,
 )
-from memory_project.db import column, insert_objects, insert_rows, model_objects, select_list, table
+from memory_project.db import column, insert_objects, insert_rows, model_objects, placeholders, select_list, table
 from memory_project.ids import new_edge_id
 
 MICRO_IMPORTANCE = 0.5
@@ -120,7 +120,6 @@ def _deprecate(*, workspace_id: str, snapshots: list[MemoryItem], status: str, l
     The items are locked or were created in this transaction."""
     model = MemoryItem
     when = " ".join(["WHEN %s THEN %s"] * len(snapshots))
-    marks = ", ".join(["%s"] * len(snapshots))
     updated_at = model._meta.get_field("updated_at").get_db_prep_save(now, connection)
     version = column(model, "version")
     with connection.cursor() as cursor:
@@ -128,7 +127,7 @@ def _deprecate(*, workspace_id: str, snapshots: list[MemoryItem], status: str, l
             f"UPDATE {table(model)} SET {column(model, 'status')} = %s, {column(model, 'lifecycle_status')} = %s, "  # noqa: S608
             f"{version} = {version} + 1, {column(model, 'updated_at')} = %s, "
             f"{column(model, 'current_version_id')} = CASE {column(model, 'id')} {when} END "
-            f"WHERE {column(model, 'workspace')} = %s AND {column(model, 'id')} IN ({marks})",
+            f"WHERE {column(model, 'workspace')} = %s AND {column(model, 'id')} IN ({placeholders(len(snapshots))})",
             [status, lifecycle, updated_at,
              *(value for item in snapshots for value in (item.pk, item.current_version_id)),
              workspace_id, *(item.pk for item in snapshots)],
@@ -154,18 +153,14 @@ def _lock_live(*, workspace_id: str, destination: Destination, keys: list[str], 
 @functools.lru_cache(maxsize=256)
 def _lock_live_sql(keys: int, closing: int, vendor: str) -> str:
     model = MemoryItem
-
-    def marks(count: int) -> str:
-        return ", ".join(["%s"] * count)
-
     either = []
     if keys:
         either.append(
             f"({column(model, 'scope')} = %s AND {column(model, 'scope_id')} = %s AND {column(model, 'type')} = %s "
             f"AND {column(model, 'status')} = %s AND {column(model, 'lifecycle_status')} IN "
-            f"({marks(len(LIVE_LIFECYCLES))}) AND {column(model, 'fact_key')} IN ({marks(keys)}))")
+            f"({placeholders(len(LIVE_LIFECYCLES))}) AND {column(model, 'fact_key')} IN ({placeholders(keys)}))")
     if closing:
-        either.append(f"({column(model, 'id')} IN ({marks(closing)}) AND {column(model, 'type')} = %s "
+        either.append(f"({column(model, 'id')} IN ({placeholders(closing)}) AND {column(model, 'type')} = %s "
                       f"AND {column(model, 'status')} = %s)")
     lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
     return (f"SELECT {select_list(model)} FROM {table(model)} WHERE {column(model, 'workspace')} = %s "  # noqa: S608
