@@ -3,10 +3,11 @@ missing or wrong.
 
 Fixed windows counted in the shared cache (Redis in production, the SQLite
 cache file in the embedded mode), so every web worker counts against the same
-window. A hit is an `INCR` of the window's counter pipelined with its
-`EXPIRE` (DRF's own throttle reads a pickled list of timestamps and writes it
-back: two round trips and a growing value); a key's hit travels with its
-lookup, so an authenticated request costs one cache round trip in all.
+window. A hit is an `INCR` of the window's counter, which is given its
+`EXPIRE` on the first hit (DRF's own throttle reads a pickled list of
+timestamps and writes it back: two round trips and a growing value); a key's
+hit travels with its lookup, so an authenticated request costs one cache
+round trip in all.
 """
 
 from __future__ import annotations

@@ -188,6 +188,26 @@ class SQLiteCache(BaseCache):
         pass
 
 
+# Redis: the values of the keys named first (MGET), and one hit counted on the
+# last key, a counter that lives ARGV[1] seconds from its first hit (INCR,
+# EXPIRE). One script: one command to send and one reply to parse, where a
+# pipeline of the three cost redis-py twice the client time (~140 vs ~80 us a
+# call here); and atomic, so a counter never outlives its window.
+_READ_AND_COUNT = """
+local counter = KEYS[#KEYS]
+local found = {}
+if #KEYS > 1 then
+    found = redis.call('MGET', unpack(KEYS, 1, #KEYS - 1))
+end
+local count = redis.call('INCR', counter)
+if count == 1 then
+    redis.call('EXPIRE', counter, ARGV[1])
+end
+found[#KEYS] = count
+return found
+"""
+
+
 class RedisCacheClient(DjangoRedisCacheClient):
     """Django's client builds a new `redis.Redis` for every cache call, and
     building one fills its table of ~170 response callbacks: that cost more
@@ -198,6 +218,7 @@ class RedisCacheClient(DjangoRedisCacheClient):
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self._clients: dict[int, Any] = {}
+        self._scripts: dict[int, Any] = {}
 
     def get_client(self, key: Any = None, *, write: bool = False) -> Any:
         pool = self._get_connection_pool(write)
@@ -205,6 +226,17 @@ class RedisCacheClient(DjangoRedisCacheClient):
         if client is None:
             client = self._clients[id(pool)] = self._client(connection_pool=pool)
         return client
+
+    def read_and_count(self, names: list[str], counter: str, ttl: int) -> list[Any]:
+        """`_READ_AND_COUNT` on the write server: the values of `names` (None
+        for a missing one), then the counter's count."""
+        client = self.get_client(counter, write=True)
+        script = self._scripts.get(id(client))
+        if script is None:
+            # redis-py's script runs by its digest (EVALSHA) and loads itself
+            # into a server that does not hold it yet (a restart, a failover).
+            script = self._scripts[id(client)] = client.register_script(_READ_AND_COUNT)
+        return script(keys=[*names, counter], args=[ttl])
 
 
 class RedisCache(DjangoRedisCache):
@@ -215,18 +247,13 @@ class RedisCache(DjangoRedisCache):
         self._class = RedisCacheClient
 
     def read_and_count(self, keys: Sequence[str], counter: str, ttl: int) -> tuple[dict[str, Any], int]:
-        """`read_and_count` here: an `MGET`, an `INCR` and its `EXPIRE` in one pipeline."""
-        names = [self.make_and_validate_key(key) for key in keys]
-        name = self.make_and_validate_key(counter)
-        pipe = self._cache.get_client(name, write=True).pipeline(transaction=False)
-        if names:
-            pipe.mget(names)
-        pipe.incr(name)
-        pipe.expire(name, ttl)
-        *values, count, _ = pipe.execute()
+        """`read_and_count` here: one command (`_READ_AND_COUNT`)."""
+        # The project's own keys (a key's prefix, a rate window): made, not
+        # validated (the check only warns of keys memcached could not hold).
+        names = [self.make_key(key) for key in keys]
+        *values, count = self._cache.read_and_count(names, self.make_key(counter), ttl)
         loads = self._cache._serializer.loads
-        found = {key: loads(value) for key, value in zip(keys, values[0] if values else (), strict=True)
-                 if value is not None}
+        found = {key: loads(value) for key, value in zip(keys, values, strict=True) if value is not None}
         return found, int(count)
 
 

@@ -159,7 +159,7 @@ def test_another_address_has_its_own_failure_window(workspace, tight_failure_lim
 
 @pytest.mark.postgres
 def test_a_throttled_request_is_one_redis_round_trip(workspace, monkeypatch):
-    """INCR and EXPIRE of the window's counter go out pipelined, together."""
+    """The window's hit is one command (a script: INCR, and EXPIRE on the first hit)."""
     import redis.connection
 
     sent = []
@@ -181,11 +181,47 @@ def test_a_throttled_request_is_one_redis_round_trip(workspace, monkeypatch):
     drf_request._authenticator, drf_request._user, drf_request._auth = None, None, _key_row(raw)
     assert throttle.allow_request(drf_request, None)
     assert len(sent) == 1
-    # A whole authenticated request is one round trip: the key's row and
-    # change time (one MGET) and its window's hit travel in one pipeline.
+    # A whole authenticated request is one round trip: the key's row, its
+    # change time and its window's hit travel in one command.
     sent.clear()
     assert client.get("/v1/ping").status_code == 200
-    assert len(sent) == 1 and b"MGET" in b"".join(sent[0]) and b"INCR" in b"".join(sent[0])
+    assert len(sent) == 1
+    command = b"".join(sent[0])
+    assert b"EVALSHA" in command and b"api_key:" in command and b"api_key_changed:" in command
+    assert b"throttle_api_key_" in command
+
+
+@pytest.mark.postgres
+def test_the_window_counter_lives_from_its_first_hit(workspace):
+    """The counter expires a window's length after its first hit: later hits
+    count on it without pushing its end back."""
+    import redis
+    from django.conf import settings
+
+    from memory_project.cache import read_and_count
+
+    server = redis.Redis.from_url(settings.CACHES["default"]["LOCATION"])
+    counter = f"window-{workspace.pk}"
+    assert read_and_count(cache, (), counter, 100) == ({}, 1)
+    name = cache.make_key(counter)
+    server.expire(name, 30)  # as if 70 seconds had passed
+    assert read_and_count(cache, (), counter, 100) == ({}, 2)
+    assert 0 < server.ttl(name) <= 30
+
+
+@pytest.mark.postgres
+def test_the_lookup_script_loads_itself_again_after_a_flush(workspace):
+    """A Redis restart (or SCRIPT FLUSH) forgets the script: the next call
+    loads it again and answers as before."""
+    import redis
+    from django.conf import settings
+
+    from memory_project.cache import read_and_count
+
+    cache.set("present", {"a": 1}, 60)
+    assert read_and_count(cache, ["present", "absent"], "flush-window", 60) == ({"present": {"a": 1}}, 1)
+    redis.Redis.from_url(settings.CACHES["default"]["LOCATION"]).script_flush()
+    assert read_and_count(cache, ["present", "absent"], "flush-window", 60) == ({"present": {"a": 1}}, 2)
 
 
 def _key_row(raw: str):
