@@ -412,7 +412,7 @@ def measure_append(server: Server, seed: dict, round_no: int, seconds: float) ->
                          headers=_auth(keys[client]))
 
     def insert(http, client, n):
-        return http.post(f"{server.base}/bench/floor/insert", json=body, headers=_auth(keys[client]))
+        return http.post(f"{server.base}/v1/bench/floor/insert", json=body, headers=_auth(keys[client]))
 
     return _pair(round_no, lambda: _throughput(append, clients=16, seconds=seconds),
                  lambda: _throughput(insert, clients=16, seconds=seconds))
@@ -426,7 +426,7 @@ def measure_page(server: Server, seed: dict, round_no: int, seconds: float) -> t
                         headers=_auth(keys[client]))
 
     def ping(http, client, n):
-        return http.get(f"{server.base}/bench/floor/ping", headers=_auth(keys[client]))
+        return http.get(f"{server.base}/v1/bench/floor/ping", headers=_auth(keys[client]))
 
     return _pair(round_no, lambda: _throughput(page, clients=8, seconds=seconds),
                  lambda: _throughput(ping, clients=8, seconds=seconds))

@@ -118,7 +118,7 @@ def _cpu_seconds(pids: list[int]) -> float:
 async def _floor_client(key: str, base: str, stop_at: float, count: list[int], errors: list) -> None:
     async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30) as client:
         while time.monotonic() < stop_at:
-            response = await client.get("/bench/floor/ping")
+            response = await client.get("/v1/bench/floor/ping")
             if response.status_code != 200:
                 errors.append(f"floor -> {response.status_code}")
             count[0] += 1

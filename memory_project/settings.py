@@ -83,11 +83,12 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "memory_project.middleware.RequestGuardMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Django's own, skipped by API requests (the console's session, CSRF, login, messages).
+    "memory_project.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "memory_project.middleware.CsrfViewMiddleware",
+    "memory_project.middleware.AuthenticationMiddleware",
+    "memory_project.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 

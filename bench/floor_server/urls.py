@@ -1,9 +1,10 @@
 """The floors the benchmarks compare the service's hot paths with, served by
 the same gunicorn, through the same middleware, authentication, permission
-and throttle as every API view:
+and throttle as every API view (under `/v1/`, so the console-only middleware
+is skipped for them as for the API):
 
-- `GET /bench/floor/ping`: an authenticated DRF view that does nothing.
-- `POST /bench/floor/insert`: an authenticated DRF view that inserts one row
+- `GET /v1/bench/floor/ping`: an authenticated DRF view that does nothing.
+- `POST /v1/bench/floor/insert`: an authenticated DRF view that inserts one row
   (the request's JSON, into `bench_floor_rows`, created by the benchmark) and
   commits.
 """
@@ -38,7 +39,7 @@ class FloorInsert(APIView):
 
 
 urlpatterns = [
-    path("bench/floor/ping", FloorPing.as_view()),
-    path("bench/floor/insert", FloorInsert.as_view()),
+    path("v1/bench/floor/ping", FloorPing.as_view()),
+    path("v1/bench/floor/insert", FloorInsert.as_view()),
     path("", include("memory_project.urls")),
 ]
