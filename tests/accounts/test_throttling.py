@@ -219,9 +219,10 @@ def test_the_lookup_script_loads_itself_again_after_a_flush(workspace):
     from memory_project.cache import read_and_count
 
     cache.set("present", {"a": 1}, 60)
-    assert read_and_count(cache, ["present", "absent"], "flush-window", 60) == ({"present": {"a": 1}}, 1)
+    counter = f"flush-window-{workspace.pk}"
+    assert read_and_count(cache, ["present", "absent"], counter, 60) == ({"present": {"a": 1}}, 1)
     redis.Redis.from_url(settings.CACHES["default"]["LOCATION"]).script_flush()
-    assert read_and_count(cache, ["present", "absent"], "flush-window", 60) == ({"present": {"a": 1}}, 2)
+    assert read_and_count(cache, ["present", "absent"], counter, 60) == ({"present": {"a": 1}}, 2)
 
 
 def _key_row(raw: str):
