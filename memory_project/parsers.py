@@ -41,9 +41,23 @@ def max_json_depth() -> int:
     return int(getattr(settings, "JSON_MAX_DEPTH", DEFAULT_MAX_DEPTH))
 
 
-def check_json_value(value: Any, *, max_depth: int) -> None:
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        # `1e999` decodes to inf: as unrepresentable as a literal Infinity.
+        raise ValueError("numbers must be finite.")
+    return number
+
+
+def check_json_value(value: Any, *, max_depth: int, strings: bool = True) -> None:
     """Raise ParseError when `value` nests deeper than `max_depth` or holds an
-    unstorable string. Iterative, so the walk itself cannot overflow the stack."""
+    unstorable string or number. Iterative, so the walk itself cannot
+    overflow the stack. `strings=False` looks at the nesting only: for a
+    value decoded from text that could not hold such strings or numbers
+    (`decode_json_bytes`)."""
+    if not strings:
+        _check_depth(value, max_depth)
+        return
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()
@@ -53,7 +67,6 @@ def check_json_value(value: Any, *, max_depth: int) -> None:
             continue
         if isinstance(node, float):
             if not math.isfinite(node):
-                # `1e999` decodes to inf: as unrepresentable as a literal Infinity.
                 raise ParseError("JSON parse error - numbers must be finite.")
             continue
         if isinstance(node, dict):
@@ -71,6 +84,19 @@ def check_json_value(value: Any, *, max_depth: int) -> None:
                 stack.append((item, depth + 1))
 
 
+def _check_depth(node: Any, max_depth: int, depth: int = 1) -> None:
+    # Recursive, but never deeper than `max_depth` (64) frames: it stops there.
+    kind = type(node)
+    if kind is not dict and kind is not list:
+        return
+    if depth > max_depth:
+        raise ParseError(f"JSON parse error - nesting deeper than {max_depth} levels.")
+    for item in node.values() if kind is dict else node:
+        kind = type(item)
+        if kind is dict or kind is list:
+            _check_depth(item, max_depth, depth + 1)
+
+
 def decode_json_bytes(raw: bytes, *, max_depth: int | None = None) -> Any:
     """Strict UTF-8 JSON bytes -> Python value, or ParseError."""
     limit = max_depth if max_depth is not None else max_json_depth()
@@ -79,12 +105,22 @@ def decode_json_bytes(raw: bytes, *, max_depth: int | None = None) -> Any:
     except UnicodeDecodeError as exc:
         raise ParseError(f"JSON parse error - the body is not valid UTF-8 (byte {exc.start}).")
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except RecursionError:
         raise ParseError(f"JSON parse error - nesting deeper than {limit} levels.")
     except ValueError as exc:
         raise ParseError(f"JSON parse error - {exc}")
-    check_json_value(value, max_depth=limit)
+    # A string can only hold NUL or a lone surrogate through a \u escape: the
+    # decoder refuses raw control characters in strings, and strict UTF-8
+    # decoding refuses encoded surrogates. Numbers were checked as decoded.
+    # Without such an escape only the nesting is left to check, and a text
+    # with fewer brackets than the limit cannot nest that deep. (Here: a
+    # LangGraph batch 36 -> 13 us, a 100-message append 687 -> ~270 us, of
+    # which the decoding is 7 and 118.)
+    if "\\u" in text:
+        check_json_value(value, max_depth=limit)
+    elif text.count("{") + text.count("[") > limit:
+        check_json_value(value, max_depth=limit, strings=False)
     return value
 
 

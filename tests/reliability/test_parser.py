@@ -102,6 +102,30 @@ def test_unstorable_strings_are_400(api, body):
     _assert_error(_post(api, body), 400)
 
 
+def test_a_wide_body_is_checked_for_depth_whatever_its_bracket_count(api, settings):
+    """Many shallow containers (more brackets than the limit) pass; a deep
+    one among them is still refused, with or without escapes in the text."""
+    settings.JSON_MAX_DEPTH = 10
+    wide = b"[" + b",".join([b'[{"a": [1]}]'] * 30) + b"]"
+    assert _post(api, wide).status_code == 200
+    RECEIVED.clear()
+    deep = b"[" * 11 + b"]" * 11
+    _assert_error(_post(api, b"[" + b",".join([b"[[1]]"] * 30 + [deep]) + b"]"), 400)
+    _assert_error(_post(api, b'["\\u00e9", ' + b",".join([b"[[1]]"] * 30 + [deep]) + b"]"), 400)
+
+
+def test_an_unstorable_escape_deep_in_a_large_body_is_found(api):
+    rows = [{"role": "user", "content": f"turn {n}", "metadata": {"n": n}} for n in range(100)]
+    rows[73]["metadata"]["note"] = "a\u0000b"
+    _assert_error(_post(api, json.dumps({"messages": rows}).encode()), 400)
+
+
+def test_an_escaped_backslash_before_u_is_not_an_escape(api):
+    # The text \\u0000 is a backslash and five characters, not NUL.
+    assert _post(api, b'{"path": "C:\\\\u0000"}').status_code == 200
+    assert RECEIVED == [{"path": "C:\\u0000"}]
+
+
 def test_valid_surrogate_pair_escape_is_accepted(api):
     assert _post(api, b'{"e": "\\ud83d\\ude00"}').status_code == 200
     assert RECEIVED == [{"e": "\U0001f600"}]
