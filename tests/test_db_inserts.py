@@ -51,3 +51,41 @@ def test_insert_objects_stores_what_the_orm_stores(workspace):
         assert all(isinstance(value, str) for value in stored[ours.pk])
         read = MemoryItem.objects.get(pk=ours.pk)
         assert read.last_used_at == moment and read.expires_at == moment
+
+
+def test_new_object_is_the_keyword_built_object(workspace):
+    """`new_object` gives the object `Model(**values)` gives: every field
+    named set, every other at its default."""
+    from conversations.models import Checkpoint
+    from memory_project.db import new_object
+
+    values = {"checkpoint_id": "c1", "type": "msgpack", "checkpoint": b"x", "parent_checkpoint_id": None}
+    fast = new_object(Checkpoint, workspace_id=workspace.pk, **values)
+    usual = Checkpoint(workspace_id=workspace.pk, **values)
+    names = [field.attname for field in Checkpoint._meta.concrete_fields]
+    assert [getattr(fast, name) for name in names] == [getattr(usual, name) for name in names]
+    assert fast.pk is None and fast.checkpoint_ns == "" and fast.metadata == {} and fast._state.adding
+    with pytest.raises(TypeError, match="no fields"):
+        new_object(Checkpoint, workspace=workspace)
+
+
+def test_json_records_write_what_json_dumps_writes():
+    """The JSON parameter of a record set is the document json.dumps writes,
+    also where orjson alone would differ (an integer past 64 bits, a str
+    subclass, a datetime inside a JSON value, which json.dumps refuses)."""
+    import json
+
+    from django.utils.safestring import mark_safe
+
+    from conversations.models import Checkpoint
+    from memory_project.db import json_records
+
+    fields = [Checkpoint._meta.get_field(name) for name in ("checkpoint_id", "checkpoint", "metadata", "created_at")]
+    moment = datetime(2026, 3, 4, 5, 6, 7, 890123, tzinfo=UTC)
+    for metadata in ({"n": 1, "text": "héllo 你好", "list": [1.5, None, True]}, {"big": 2**70},
+                     {"safe": mark_safe("<b>")}):
+        written = json_records(fields, [["c1", b"\x00\xff", metadata, moment]])
+        assert json.loads(written) == [{"checkpoint_id": "c1", "checkpoint": "\\x00ff", "metadata": metadata,
+                                        "created_at": moment.isoformat()}]
+    with pytest.raises(TypeError):
+        json_records(fields, [["c1", b"", {"when": moment}, moment]])

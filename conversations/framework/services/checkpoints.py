@@ -36,6 +36,7 @@ from memory_project.db import (
     insert_objects,
     json_records,
     json_recordset,
+    new_object,
     on_conflict_sql,
     placeholders,
     record_names,
@@ -104,8 +105,9 @@ def _clean_put(
         raise ValidationError("metadata: must not contain NUL characters.")
     run_id = metadata.get("run_id")
     run_id = str(run_id)[:128] if run_id is not None else None
-    row = Checkpoint(
-        workspace=workspace,
+    row = new_object(
+        Checkpoint,
+        workspace_id=workspace.pk,
         checkpoint_ns=checkpoint_ns,
         checkpoint_id=checkpoint_id,
         parent_checkpoint_id=parent_checkpoint_id,
@@ -148,8 +150,8 @@ def _clean_writes(
         if idx < 0 or idx not in by_idx:
             by_idx[idx] = row
     rows = [
-        CheckpointWrite(workspace=workspace, checkpoint_ns=checkpoint_ns, checkpoint_id=checkpoint_id, task_id=task_id,
-                        task_path=task_path, **row)
+        new_object(CheckpointWrite, workspace_id=workspace.pk, checkpoint_ns=checkpoint_ns, checkpoint_id=checkpoint_id,
+                   task_id=task_id, task_path=task_path, **row)
         for row in by_idx.values()
     ]
     return _Writes(thread_id, rows, len(cleaned))
@@ -345,9 +347,10 @@ def _conflict_sql(model: type[models.Model]) -> str:
     return on_conflict_sql(model, spec["on_conflict"], update=spec["update"], update_where=spec.get("update_where", ""))
 
 
-def _saved_fields(model: type[models.Model]) -> list[models.Field]:
+@functools.cache
+def _saved_fields(model: type[models.Model]) -> tuple[models.Field, ...]:
     """The columns a put or write sets (the thread's conversation is looked up by the statement)."""
-    return [f for f in model._meta.concrete_fields if not f.primary_key and f.name != "conversation"]
+    return tuple(f for f in model._meta.concrete_fields if not f.primary_key and f.name != "conversation")
 
 
 def _thread_field() -> models.Field:
