@@ -8,7 +8,6 @@ adapter factories. Nothing here imports Django.
 from __future__ import annotations
 
 import functools
-import http.cookiejar
 import os
 import urllib.request
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -36,16 +35,37 @@ DEFAULT_TIMEOUT = 30.0
 USER_AGENT = "memory-client/0.1"
 
 
-class _NoCookies(http.cookiejar.CookieJar):
+class _NoCookies(httpx.Cookies):
     """The API authenticates every call by its key and sets no cookies: none
-    are kept or sent, and responses are not searched for any (httpx's cookie
-    handling was a sixth of a call's client-side time)."""
+    are kept or sent, and responses are not searched for any. httpx's cookie
+    handling was a sixth of a call's client-side time, most of it in
+    wrapping each response for the standard library's cookie jar before the
+    jar is even asked; here nothing is wrapped."""
 
-    def extract_cookies(self, response: Any, request: Any) -> None:
+    def extract_cookies(self, response: httpx.Response) -> None:
         return None
 
-    def add_cookie_header(self, request: Any) -> None:
+    def set_cookie_header(self, request: httpx.Request) -> None:
         return None
+
+
+_NO_COOKIES = _NoCookies()
+
+
+class _ServiceClient(httpx.Client):
+    """httpx's client with `_NoCookies` for its cookies."""
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        return _NO_COOKIES
+
+
+class _AsyncServiceClient(httpx.AsyncClient):
+    """httpx's async client with `_NoCookies` for its cookies."""
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        return _NO_COOKIES
 
 
 @functools.cache
@@ -78,7 +98,6 @@ class ClientConfig:
 
     def _kwargs(self) -> dict[str, Any]:
         return {
-            "cookies": _NoCookies(),
             "verify": _ssl_context(),
             "base_url": self.api_root() + "/",
             "timeout": httpx.Timeout(self.timeout),
@@ -93,7 +112,7 @@ class ClientConfig:
         transport = self.transport
         if transport is None and not _environment_proxies():
             transport = StdlibTransport(ssl_context=_ssl_context())
-        return httpx.Client(transport=transport, **self._kwargs())
+        return _ServiceClient(transport=transport, **self._kwargs())
 
     def prepare_async(self) -> None:
         """Import the async transport now (adapters call this as they are
@@ -114,7 +133,7 @@ class ClientConfig:
                 # The certificates the sync client verifies with, already loaded: the
                 # transport would otherwise load them again (~20 ms) for every loop.
                 transport = aiohttp_transport(client=_aiohttp_session, verify=_ssl_context())
-        return httpx.AsyncClient(transport=transport, **self._kwargs())
+        return _AsyncServiceClient(transport=transport, **self._kwargs())
 
 
 def _environment_proxies() -> bool:

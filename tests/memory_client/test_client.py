@@ -204,3 +204,31 @@ async def test_an_async_client_reuses_the_loaded_certificates():
     finally:
         await first.aclose()
         await second.aclose()
+
+
+def test_cookies_a_server_sets_are_neither_kept_nor_sent():
+    """The API authenticates by key: a Set-Cookie (a proxy's, say) is not
+    stored and never goes back, on the sync and the async client."""
+    from memory_client.client import ClientConfig
+
+    seen: list[str | None] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers.get("cookie"))
+        return httpx.Response(200, json={"data": {}}, headers={"Set-Cookie": "session=abc; Path=/"})
+
+    config = ClientConfig(base_url="http://t", api_key="mk_x", transport=httpx.MockTransport(handler),
+                          async_transport=httpx.MockTransport(handler))
+    with config.sync_http() as http:
+        http.get("a")
+        http.get("b")
+        assert not http.cookies
+    import asyncio
+
+    async def go() -> None:
+        async with config.async_http() as http:
+            await http.get("a")
+            await http.get("b")
+
+    asyncio.run(go())
+    assert seen == [None, None, None, None]
