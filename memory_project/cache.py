@@ -15,6 +15,7 @@ disposable: the file runs with `synchronous=OFF` and is rebuilt if missing.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
 import random
@@ -30,6 +31,7 @@ from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
 from django.core.cache.backends.redis import RedisCacheClient as DjangoRedisCacheClient
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError
 from redis.retry import Retry
 
 # Expired rows are swept by a write now and then rather than on every write.
@@ -209,6 +211,7 @@ end
 found[#KEYS] = count
 return found
 """
+_READ_AND_COUNT_SHA = hashlib.sha1(_READ_AND_COUNT.encode()).hexdigest()  # noqa: S324 - Redis names scripts so
 
 
 class RedisCacheClient(DjangoRedisCacheClient):
@@ -230,7 +233,6 @@ class RedisCacheClient(DjangoRedisCacheClient):
         super().__init__(*args, **kwargs)
         self._pool_options.setdefault("retry", Retry(NoBackoff(), retries=1, supported_errors=(RedisConnectionError,)))
         self._local = threading.local()
-        self._scripts: dict[int, Any] = {}
 
     def get_client(self, key: Any = None, *, write: bool = False) -> Any:
         pool = self._get_connection_pool(write)
@@ -244,14 +246,15 @@ class RedisCacheClient(DjangoRedisCacheClient):
 
     def read_and_count(self, names: list[str], counter: str, ttl: int) -> list[Any]:
         """`_READ_AND_COUNT` on the write server: the values of `names` (None
-        for a missing one), then the counter's count."""
+        for a missing one), then the counter's count. The script runs by its
+        digest, and is loaded first into a server that does not hold it yet
+        (a new one, a restart, a failover)."""
         client = self.get_client(counter, write=True)
-        script = self._scripts.get(id(client.connection_pool))
-        if script is None:
-            # redis-py's script runs by its digest (EVALSHA) and loads itself
-            # into a server that does not hold it yet (a restart, a failover).
-            script = self._scripts[id(client.connection_pool)] = client.register_script(_READ_AND_COUNT)
-        return script(keys=[*names, counter], args=[ttl], client=client)
+        try:
+            return client.evalsha(_READ_AND_COUNT_SHA, len(names) + 1, *names, counter, ttl)
+        except NoScriptError:
+            client.script_load(_READ_AND_COUNT)
+            return client.evalsha(_READ_AND_COUNT_SHA, len(names) + 1, *names, counter, ttl)
 
 
 class RedisCache(DjangoRedisCache):
