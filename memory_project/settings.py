@@ -83,10 +83,10 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "memory_project.middleware.RequestGuardMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # Django's own, skipped by API requests (the console's session, CSRF, login, messages).
+    # Django's own, skipped by API requests (the console's session, login, messages).
     "memory_project.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "memory_project.middleware.CsrfViewMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
     "memory_project.middleware.AuthenticationMiddleware",
     "memory_project.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
