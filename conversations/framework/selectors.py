@@ -9,7 +9,7 @@ import base64
 import json
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import Q, Subquery
 
 from accounts.models import Workspace
 from conversations.framework.services.claude import SessionKey
@@ -176,15 +176,21 @@ def checkpoint_tuple(
     """That checkpoint, or the latest of the namespace, with its pending writes.
 
     One statement: the checkpoint (picked through the unique (thread,
-    namespace, id) index) LEFT JOINed to its writes, a row per write."""
+    namespace, id) index) LEFT JOINed to its writes, a row per write.
+
+    The thread is found in the workspace; its checkpoints are not filtered by
+    workspace again. That redundant test let PostgreSQL intersect the thread's
+    checkpoints with the workspace's whole index and sort them all for the
+    latest: 16.8 ms for a thread of 9,100 checkpoints in a workspace of
+    212,000, against 0.17 ms for one step back along the unique index."""
     cp, wr, conv = Checkpoint, CheckpointWrite, Conversation
     picked = ["id", "conversation", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "type", "checkpoint",
               "metadata"]
     written = ["task_id", "task_path", "idx", "channel", "type", "value"]
-    where = [f"{column(cp, 'workspace')} = %s", f"{column(cp, 'checkpoint_ns')} = %s",
+    where = [f"{column(cp, 'checkpoint_ns')} = %s",
              f"{column(cp, 'conversation')} = (SELECT {column(conv, 'id')} FROM {table(conv)} "
              f"WHERE {column(conv, 'workspace')} = %s AND {column(conv, 'external_id')} = %s)"]
-    params: list[Any] = [workspace.pk, checkpoint_ns, workspace.pk, thread_id]
+    params: list[Any] = [checkpoint_ns, workspace.pk, thread_id]
     if checkpoint_id:
         where.append(f"{column(cp, 'checkpoint_id')} = %s")
         params.append(checkpoint_id)
@@ -243,9 +249,16 @@ def checkpoint_page(
 ) -> tuple[list[dict[str, Any]], tuple[str, int] | None]:
     """Newest first (descending checkpoint id, then row id). Returns the page and
     the keyset cursor of its last row when more may follow."""
-    rows = Checkpoint.objects.filter(workspace=workspace).select_related("conversation")
     if thread_id is not None:
-        rows = rows.filter(conversation__external_id=thread_id)
+        # The thread is found in the workspace, its checkpoints by the thread
+        # alone (the unique (thread, namespace, id) index): filtered by
+        # workspace too, they were read along the workspace's whole index
+        # (17-43 ms a page in a workspace of 212,000 checkpoints).
+        thread = Conversation.objects.filter(workspace=workspace, external_id=thread_id).values("pk")[:1]
+        rows = Checkpoint.objects.filter(conversation=Subquery(thread))
+    else:
+        rows = Checkpoint.objects.filter(workspace=workspace)
+    rows = rows.select_related("conversation")
     if checkpoint_ns is not None:
         rows = rows.filter(checkpoint_ns=checkpoint_ns)
     if checkpoint_id:

@@ -67,6 +67,27 @@ def test_get_tuple_is_one_statement_with_its_writes(workspace, django_assert_num
     assert selectors.checkpoint_tuple(workspace=workspace, thread_id="nope", checkpoint_ns="", checkpoint_id=None) is None
 
 
+def test_a_threads_reads_stay_in_its_workspace(workspace, other_workspace):
+    """Checkpoints are read by their thread, found in the caller's workspace:
+    the same thread id in another workspace is another thread."""
+    _put(workspace, "0001", blob=b"mine")
+    _put(other_workspace, "0001", blob=b"theirs")
+    _put(other_workspace, "0002", blob=b"theirs, later", parent="0001")
+    mine = selectors.checkpoint_tuple(workspace=workspace, thread_id="t", checkpoint_ns="", checkpoint_id=None)
+    assert mine["checkpoint_id"] == "0001" and base64.b64decode(mine["checkpoint"]) == b"mine"
+    assert selectors.checkpoint_tuple(workspace=workspace, thread_id="t", checkpoint_ns="", checkpoint_id="0002") is None
+    page, _ = selectors.checkpoint_page(
+        workspace=workspace, thread_id="t", checkpoint_ns=None, checkpoint_id=None, before=None, metadata_filter=None,
+        limit=10, cursor=None,
+    )
+    assert [(row["checkpoint_id"], base64.b64decode(row["checkpoint"])) for row in page] == [("0001", b"mine")]
+    theirs, _ = selectors.checkpoint_page(
+        workspace=other_workspace, thread_id="t", checkpoint_ns="", checkpoint_id=None, before=None,
+        metadata_filter=None, limit=10, cursor=None,
+    )
+    assert [row["checkpoint_id"] for row in theirs] == ["0002", "0001"]
+
+
 def test_writes_are_one_upsert_keeping_regular_and_replacing_special(workspace, django_assert_num_queries):
     _put(workspace, "0001")
 
