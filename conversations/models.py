@@ -241,8 +241,11 @@ class Checkpoint(models.Model):
     the raw bytes, so any serializer (msgpack, JSON, encrypted) round-trips.
     """
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="checkpoints")
+    # No index of their own: the indexes below lead with each (every put
+    # maintained two more, and PostgreSQL a third for LIKE on the workspace).
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+", db_index=False)
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="checkpoints",
+                                     db_index=False)
     checkpoint_ns = models.CharField(max_length=512, blank=True, default="")
     checkpoint_id = models.CharField(max_length=64)
     parent_checkpoint_id = models.CharField(max_length=64, null=True, blank=True)
@@ -271,7 +274,9 @@ class CheckpointWrite(models.Model):
     """A pending write of a LangGraph task against a checkpoint."""
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="checkpoint_writes")
+    # Found through the unique index, which leads with it.
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="checkpoint_writes",
+                                     db_index=False)
     checkpoint_ns = models.CharField(max_length=512, blank=True, default="")
     checkpoint_id = models.CharField(max_length=64)
     task_id = models.CharField(max_length=128)
