@@ -211,7 +211,8 @@ end
 found[#KEYS] = count
 return found
 """
-_READ_AND_COUNT_SHA = hashlib.sha1(_READ_AND_COUNT.encode()).hexdigest()  # noqa: S324 - Redis names scripts so
+# The name Redis knows a script by (its SHA-1), not a security hash.
+_READ_AND_COUNT_SHA = hashlib.sha1(_READ_AND_COUNT.encode()).hexdigest()  # noqa: S324
 
 
 class RedisCacheClient(DjangoRedisCacheClient):
