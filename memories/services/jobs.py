@@ -25,6 +25,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from memories.models import JobKind, JobStatus, MemoryJob
@@ -92,15 +93,20 @@ def _claim_redispatch(job_id: str, *, cutoff) -> bool:
     )
 
 
+def _pending_job(*, workspace_id: str | None, kind: str, scope: str | None, scope_id: str) -> QuerySet[MemoryJob]:
+    """This scope's pending job of `kind` (a partial unique index allows one)."""
+    return MemoryJob.objects.filter(
+        workspace_id=workspace_id, kind=kind, scope=scope, scope_id=scope_id, status=JobStatus.PENDING
+    )
+
+
 def memory_job_pending_fresh(*, workspace_id: str, kind: str, scope: str | None, scope_id: str) -> bool:
     """Whether this scope's pending job of `kind` was dispatched within
     `PENDING_REDISPATCH_AFTER`: `memory_job_enqueue` would return it as it
     is. One look-up, outside any transaction, for a caller that enqueues often
     (each time a branch's backlog doubles)."""
-    return MemoryJob.objects.filter(
-        workspace_id=workspace_id, kind=kind, scope=scope, scope_id=scope_id, status=JobStatus.PENDING,
-        updated_at__gte=timezone.now() - PENDING_REDISPATCH_AFTER,
-    ).exists()
+    pending = _pending_job(workspace_id=workspace_id, kind=kind, scope=scope, scope_id=scope_id)
+    return pending.filter(updated_at__gte=timezone.now() - PENDING_REDISPATCH_AFTER).exists()
 
 
 def memory_job_enqueue(
@@ -110,9 +116,11 @@ def memory_job_enqueue(
     (a partial unique index allows one), dispatched after commit when created.
     An existing job last dispatched more than `PENDING_REDISPATCH_AFTER` ago is
     dispatched again (its message may be lost). Returns (job, created)."""
-    filters = {"workspace": workspace, "kind": kind, "scope": scope, "scope_id": scope_id, "status": JobStatus.PENDING}
+    # Maintenance jobs belong to no workspace.
+    workspace_id = None if workspace is None else workspace.pk
+    pending = _pending_job(workspace_id=workspace_id, kind=kind, scope=scope, scope_id=scope_id)
     with transaction.atomic():
-        existing = MemoryJob.objects.filter(**filters).first()
+        existing = pending.first()
         if existing is not None:
             if _claim_redispatch(existing.pk, cutoff=timezone.now() - PENDING_REDISPATCH_AFTER):
                 logger.info("memory job %s pending since %s: dispatched again", existing.pk, existing.updated_at)
@@ -125,7 +133,7 @@ def memory_job_enqueue(
                 )
         except IntegrityError:
             # A concurrent enqueue won the partial unique index: theirs will run.
-            existing = MemoryJob.objects.filter(**filters).first()
+            existing = pending.first()
             if existing is None:
                 raise
             return existing, False
