@@ -8,28 +8,32 @@ from django.db import migrations, models
 # twin of the workspace's). Only the indexes go: the state says db_index=False,
 # and the database drops them by the names Django gave them, without
 # dropping and validating again the foreign keys as an AlterField would.
-INDEXES = [
-    ("conversations_checkpoint", "conversations_checkpoint_conversation_id_9aaaaa0d", "conversation_id", False),
-    ("conversations_checkpoint", "conversations_checkpoint_workspace_id_9f008967", "workspace_id", False),
-    ("conversations_checkpoint", "conversations_checkpoint_workspace_id_9f008967_like", "workspace_id", True),
-    ("conversations_checkpointwrite", "conversations_checkpointwrite_conversation_id_45a0a215", "conversation_id",
+# (index, table, column, whether PostgreSQL has its LIKE twin `<index>_like`:
+# a varchar column's, not an integer's).
+FOREIGN_KEY_INDEXES = [
+    ("conversations_checkpoint_conversation_id_9aaaaa0d", "conversations_checkpoint", "conversation_id", False),
+    ("conversations_checkpoint_workspace_id_9f008967", "conversations_checkpoint", "workspace_id", True),
+    ("conversations_checkpointwrite_conversation_id_45a0a215", "conversations_checkpointwrite", "conversation_id",
      False),
 ]
 
 
 def drop_indexes(apps, schema_editor):
-    for _table, name, _column, _like in INDEXES:
-        schema_editor.execute(f"DROP INDEX IF EXISTS {schema_editor.quote_name(name)}")
+    q = schema_editor.quote_name
+    for name, _table, _column, like_twin in FOREIGN_KEY_INDEXES:
+        schema_editor.execute(f"DROP INDEX IF EXISTS {q(name)}")
+        if like_twin:
+            schema_editor.execute(f"DROP INDEX IF EXISTS {q(name + '_like')}")
 
 
 def restore_indexes(apps, schema_editor):
+    q = schema_editor.quote_name
     postgresql = schema_editor.connection.vendor == "postgresql"
-    for table, name, column, like in INDEXES:
-        if like and not postgresql:
-            continue
-        ops = " varchar_pattern_ops" if like else ""
-        schema_editor.execute(f"CREATE INDEX IF NOT EXISTS {schema_editor.quote_name(name)} "
-                              f"ON {schema_editor.quote_name(table)} ({schema_editor.quote_name(column)}{ops})")
+    for name, table, column, like_twin in FOREIGN_KEY_INDEXES:
+        schema_editor.execute(f"CREATE INDEX IF NOT EXISTS {q(name)} ON {q(table)} ({q(column)})")
+        if like_twin and postgresql:
+            schema_editor.execute(f"CREATE INDEX IF NOT EXISTS {q(name + '_like')} ON {q(table)} "
+                                  f"({q(column)} varchar_pattern_ops)")
 
 
 class Migration(migrations.Migration):
