@@ -1,9 +1,9 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-# The foreign keys' own indexes on checkpoints and their writes: every index
-# below leads with the same column (uniq_checkpoint and uniq_checkpoint_write
-# with the conversation, checkpoint_ws_id and checkpoint_ws_run with the
+# The foreign keys' own indexes on checkpoints and their writes: another
+# index leads with each column (uniq_checkpoint and uniq_checkpoint_write with
+# the conversation, checkpoint_ws_id and checkpoint_ws_run with the
 # workspace), yet each put and write maintained them (and PostgreSQL a LIKE
 # twin of the workspace's). Only the indexes go: the state says db_index=False,
 # and the database drops them by the names Django gave them, without
