@@ -313,8 +313,26 @@ def insert_objects(
 def json_column(value: Any) -> Any:
     """A JSON column's value as a hand-written statement reads it: Django has
     both databases answer JSON as text (its field decodes it), so decode here
-    as the field would."""
-    return json.loads(value) if isinstance(value, str) else value
+    as the field would. orjson reads the same values ~5x faster (a page of
+    20 messages decodes 42 of these), but not every one: an integer past 64
+    bits, which a jsonb column may hold, it reads as a float, and a number
+    past a float's range or a lone surrogate escape it refuses. Text that
+    could hold such an integer (a run of 19 digits) or that orjson refuses
+    is read by `json.loads`, so the values are the field's own."""
+    if not isinstance(value, str):
+        return value
+    if _LONG_DIGIT_RUN.search(value) is None:
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(value)
+
+
+# 19 digits: the shortest integer that may fall outside orjson's exact range
+# (-2**63 .. 2**64-1); a match in a string or a fraction only costs the
+# slower decoder.
+_LONG_DIGIT_RUN = re.compile(r"\d{19}")
 
 
 def model_rows(model: type[models.Model], names: Sequence[str], sql: str, params: Iterable[Any], *,

@@ -89,3 +89,25 @@ def test_json_records_write_what_json_dumps_writes():
                                         "created_at": moment.isoformat()}]
     with pytest.raises(TypeError):
         json_records(fields, [["c1", b"", {"when": moment}, moment]])
+
+
+def test_json_column_reads_what_json_loads_reads():
+    """A JSON column's text decodes to the values `json.loads` gives, also
+    where orjson alone would not: an integer past 64 bits (which it reads as
+    a float), a number past a float's range and a lone surrogate escape
+    (which it refuses)."""
+    import json
+
+    from memory_project.db import json_column
+
+    texts = [
+        '{"a": 1, "b": [1.5, null, true, false], "c": "héllo 你好", "d": {}}',
+        "[]", '"text"', "-0.0", "0.1000000000000000055511151231257827", "1E+2",
+        str(2**64 - 1), str(-(2**63)), str(2**64), str(2**70), '{"id": 123456789012345678901234567890}',
+        "1e400", '"\\ud800"', '{"a": 1, "a": 2}',
+    ]
+    for text in texts:
+        decoded, expected = json_column(text), json.loads(text)
+        assert decoded == expected and type(decoded) is type(expected), text
+    assert json_column({"already": "decoded"}) == {"already": "decoded"}
+    assert json_column(None) is None
