@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from conversations.models import MAX_CONTENT_BYTES, MAX_CONVERSATION_ID_BYTES, Role
@@ -21,8 +22,13 @@ MAX_BRANCH_NAME_CHARS = 128
 MAX_USER_ID_CHARS = 256
 
 
+# C0 controls, DEL and C1 controls. A compiled class, not a per-character
+# loop: ids are checked on every call that names a conversation.
+_CONTROL_CHARS = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
 def has_control_chars(value: str) -> bool:
-    return any(ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 for ch in value)
+    return _CONTROL_CHARS.search(value) is not None
 
 
 def validate_conversation_id(external_id: Any, *, field: str = "conversation_id") -> str:

@@ -37,10 +37,17 @@ def test_reserved_character_ids_round_trip(api, cid):
     assert api.delete(conv_url(cid)).status_code == 204
 
 
-@pytest.mark.parametrize("cid", ["x" * 257, "é" * 129, "tab\there", "nul\x00", "new\nline", ".", ".."])
+@pytest.mark.parametrize("cid", ["x" * 257, "é" * 129, "tab\there", "nul\x00", "new\nline", "del\x7f", "c1\x85",
+                                 "c1\x9f", "unit\x1f", ".", ".."])
 def test_bad_ids_are_400(api, cid):
     assert_error(append(api, cid), 400, "invalid_request_error")
     assert not Message.objects.exists()
+
+
+@pytest.mark.parametrize("cid", ["nbsp\xa0", "tilde~", "space here", "emoji🙂"])
+def test_printable_ids_next_to_the_control_ranges_are_taken(api, cid):
+    append_ok(api, cid)
+    assert Conversation.objects.get().external_id == cid
 
 
 def test_slash_in_id_is_refused_never_500(api):
