@@ -58,8 +58,8 @@ def _check_depth(node: Any, max_depth: int, depth: int = 1) -> None:
     if depth > max_depth:
         raise ParseError(f"JSON parse error - nesting deeper than {max_depth} levels.")
     for item in node.values() if kind is dict else node:
-        kind = type(item)
-        if kind is dict or kind is list:
+        item_kind = type(item)
+        if item_kind is dict or item_kind is list:  # a call per container, none per scalar
             _check_depth(item, max_depth, depth + 1)
 
 
