@@ -52,20 +52,20 @@ class _NoCookies(httpx.Cookies):
 _NO_COOKIES = _NoCookies()
 
 
-class _ServiceClient(httpx.Client):
-    """httpx's client with `_NoCookies` for its cookies."""
+class _WithoutCookies:
+    """Mixin, before an httpx client class: `_NoCookies` for its cookies."""
 
     @property
     def cookies(self) -> httpx.Cookies:
         return _NO_COOKIES
 
 
-class _AsyncServiceClient(httpx.AsyncClient):
-    """httpx's async client with `_NoCookies` for its cookies."""
+class _ServiceClient(_WithoutCookies, httpx.Client):
+    pass
 
-    @property
-    def cookies(self) -> httpx.Cookies:
-        return _NO_COOKIES
+
+class _AsyncServiceClient(_WithoutCookies, httpx.AsyncClient):
+    pass
 
 
 @functools.cache
