@@ -26,6 +26,18 @@ worker_class = "memory_project.gunicorn_worker.LingeringThreadWorker"
 preload_app = True
 
 
+def pre_fork(server, worker):
+    """Move everything the master has loaded (the whole application, ~186,000
+    objects here) out of the garbage collector's sight before a worker is
+    forked from it, as `gc.freeze` is meant for. A worker's full collection
+    then skips those objects (~100 ms -> ~1.5 ms here) and, no longer writing
+    their GC headers, leaves the pages it shares with the master shared: a
+    worker's private memory after a LangGraph workload, 66 -> 24 MB."""
+    import gc
+
+    gc.freeze()
+
+
 def post_worker_init(worker):
     """Open the worker's connection to the Celery broker as it starts (not
     before the fork: a connection must not be shared), so the request that

@@ -1,4 +1,4 @@
-"""What the WSGI module does once, before gunicorn forks its workers."""
+"""What the master does once, before gunicorn forks its workers from it."""
 
 from __future__ import annotations
 
@@ -21,3 +21,18 @@ def test_every_route_is_compiled_before_the_first_request():
     assert len(routes) > 100
     uncompiled = [str(entry.pattern) for entry in routes if "regex" not in entry.pattern.__dict__]
     assert uncompiled == []
+
+
+def test_gunicorn_freezes_what_the_master_loaded_before_forking_a_worker():
+    import gc
+    import runpy
+
+    from django.conf import settings
+
+    hooks = runpy.run_path(str(settings.BASE_DIR / "memory_project" / "gunicorn.conf.py"))
+    assert hooks["preload_app"] is True  # the application is in the master when it forks
+    try:
+        hooks["pre_fork"](None, None)
+        assert gc.get_freeze_count() > 10_000
+    finally:
+        gc.unfreeze()
