@@ -155,11 +155,19 @@ def _finish(call: Call, response: httpx.Response) -> Any:
     return call.parse(response)
 
 
+def _request(client: httpx.Client, call: Call) -> httpx.Response:
+    url = call_url(client, call)
+    direct = getattr(client, "direct_transport", None)  # the service client's (client.py)
+    if direct is not None:
+        return direct.send_direct(client, call.method, url, call.json, call.headers)
+    return client.request(call.method, url, json=call.json, headers=call.headers)
+
+
 def run_sync(client: httpx.Client, call: Call, policy: RetryPolicy) -> Any:
     attempt = 0
     while True:
         try:
-            response = client.request(call.method, call_url(client, call), json=call.json, headers=call.headers)
+            response = _request(client, call)
         except httpx.TransportError as exc:
             if not _should_retry(call, attempt, policy, None):
                 raise MemoryConnectionError(f"{call.method} {call.path}: {exc.__class__.__name__}: {exc}") from exc

@@ -19,6 +19,7 @@ import pytest
 from memory_client import MemoryClient
 from memory_client._http11 import MAX_IDLE_CONNECTIONS, StdlibTransport
 from memory_client._transport import Call, RetryPolicy, run_sync
+from memory_client.client import _ServiceClient
 from memory_client.errors import MemoryConnectionError
 
 
@@ -314,3 +315,94 @@ def test_a_malformed_or_cut_short_response_is_a_protocol_error(raw_server, path)
             http.get(path)
         # The connection was dropped: the next call works on a new one.
         assert http.get("/continue").json() == {}
+
+
+# --- The service client's direct calls (`StdlibTransport.send_direct`) ----------------
+
+
+@pytest.fixture
+def echo_server():
+    """Answers every request with `{}`, keeping each request's line, header
+    lines and body as they arrived."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    seen: list[tuple[bytes, list[bytes], bytes]] = []
+
+    def serve(conn: socket.socket) -> None:
+        with conn, conn.makefile("rb") as reader:
+            while line := reader.readline():
+                headers = []
+                while (header := reader.readline()) not in (b"\r\n", b""):
+                    headers.append(header.rstrip(b"\r\n"))
+                length = next((int(h.split(b":")[1]) for h in headers if h.lower().startswith(b"content-length:")), 0)
+                seen.append((line.rstrip(b"\r\n"), headers, reader.read(length)))
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield SimpleNamespace(base=f"http://127.0.0.1:{listener.getsockname()[1]}/", seen=seen)
+    listener.close()
+
+
+_DIRECT_CALLS = [
+    Call("POST", "langgraph_checkpoints/batch", json={"ops": [{"op": "put", "thread_id": "t-é", "n": 1.5}]}),
+    Call("POST", "conversations/c1/messages", json={"content": "naïve 日本"}, headers={"Idempotency-Key": "k1"}),
+    Call("POST", "openai_sessions/s1/items/pop"),  # no body: a zero length, as httpx sends
+    Call("GET", "memories", params={"q": "tea & cake", "limit": 5, "active": True}),
+    Call("DELETE", "openai_sessions/s1/items"),
+    Call("PUT", "memory_stores/s/memories/m", json=[1, None], headers={"Content-Type": "application/json; v=2"}),
+    Call("GET", "conversations", headers={"user-agent": "agent/2", "Accept": "application/json"}),
+]
+
+
+def test_a_direct_call_sends_what_httpx_would(echo_server):
+    """The same call through httpx's pipeline and straight through the
+    transport: the same request line, headers (name case included) and body."""
+    options = {"base_url": echo_server.base, "headers": {"Authorization": "Bearer k", "User-Agent": "memory-client/0.1"}}
+    with _ServiceClient(transport=StdlibTransport(), **options) as direct, \
+            httpx.Client(transport=StdlibTransport(), **options) as pipeline:
+        assert direct.direct_transport is not None and getattr(pipeline, "direct_transport", None) is None
+        for call in _DIRECT_CALLS:
+            assert run_sync(direct, call, RetryPolicy(max_retries=0)) == {}
+            assert run_sync(pipeline, call, RetryPolicy(max_retries=0)) == {}
+    sent_direct, sent_pipeline = echo_server.seen[0::2], echo_server.seen[1::2]
+    assert len(sent_direct) == len(_DIRECT_CALLS)
+    for (line, headers, body), (line_p, headers_p, body_p) in zip(sent_direct, sent_pipeline, strict=True):
+        assert (line, sorted(headers), body) == (line_p, sorted(headers_p), body_p)
+    assert b"Content-Length: 0" in sent_direct[2][1]
+    assert sent_direct[1][2] == json.dumps({"content": "naïve 日本"}, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def test_a_client_with_hooks_or_auth_keeps_httpx_pipeline(echo_server):
+    seen = []
+    with _ServiceClient(transport=StdlibTransport(), base_url=echo_server.base,
+                        event_hooks={"request": [lambda request: seen.append(request.url.path)]}) as hooked, \
+            _ServiceClient(transport=StdlibTransport(), base_url=echo_server.base, auth=("user", "secret")) as authed, \
+            _ServiceClient(base_url=echo_server.base) as httpx_transport:
+        for client in (hooked, authed, httpx_transport):
+            assert client.direct_transport is None
+            assert run_sync(client, Call("GET", "x"), RetryPolicy(max_retries=0)) == {}
+    assert seen == ["/x"]
+    assert any(header.startswith(b"Authorization: Basic ") for header in echo_server.seen[1][1])
+
+
+def test_a_direct_call_decodes_and_fails_as_httpx_does(server):
+    host, port = server.server_address
+    with _ServiceClient(transport=StdlibTransport(), base_url=f"http://{host}:{port}/",
+                        timeout=httpx.Timeout(5.0, read=0.1)) as http:
+        assert run_sync(http, Call("GET", "chunked"), RetryPolicy(max_retries=0)) == {"a": 1}
+        assert run_sync(http, Call("GET", "gzip"), RetryPolicy(max_retries=0)) == {"zipped": True}
+        with pytest.raises(MemoryConnectionError) as failed:
+            run_sync(http, Call("GET", "slow"), RetryPolicy(max_retries=0))
+        # The httpx error carries its request, built only now that it is needed.
+        timeout = failed.value.__cause__
+        assert isinstance(timeout, httpx.ReadTimeout)
+        assert timeout.request.method == "GET" and timeout.request.url.path == "/slow"
+        # A dropped connection is retried as before, on a new connection.
+        assert run_sync(http, Call("GET", "drop-once"), RetryPolicy(max_retries=1, backoff=0))["path"] == "/drop-once"
