@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
 import re
 import select
 import socket
@@ -148,8 +149,10 @@ class StdlibTransport(httpx.BaseTransport):
         """`client.request(method, url, json=json_body, headers=headers)`,
         read, for a client whose transport this is and that has no auth,
         event hooks or mounts: the request's headers merged as httpx merges
-        them, its JSON encoded as httpx encodes it, and no `Request` built
-        unless a failure needs one for its exception."""
+        them, its JSON encoded as httpx encodes it, its line logged as httpx
+        logs it, and no `Request` built unless a failure needs one for its
+        exception (every httpx error carries its request)."""
+        method = method.upper()
         body = b"" if json_body is None else _json_bytes(json_body)
         sent = _merged_headers(client.headers, headers, url, method, json_body is not None, len(body))
 
@@ -159,7 +162,14 @@ class StdlibTransport(httpx.BaseTransport):
         with _mapped_errors(request, "write"):
             head = _request_head(method, url.raw_path, sent)
         response = self._exchange(method, url, head + body, client.timeout.as_dict(), request)
-        response.read()
+        try:
+            response.read()  # content decoding: a corrupt body raises httpx.DecodingError
+        except httpx.RequestError as exc:
+            exc.request = request()
+            raise
+        if _httpx_log.isEnabledFor(logging.INFO):
+            _httpx_log.info('HTTP Request: %s %s "%s %d %s"', method, url, response.http_version,
+                            response.status_code, response.reason_phrase)
         return response
 
     def _exchange(
@@ -169,7 +179,8 @@ class StdlibTransport(httpx.BaseTransport):
         """Send a request's bytes (`data`: head and body) on a pooled
         connection and read its response."""
         if url.scheme not in ("http", "https"):
-            raise httpx.UnsupportedProtocol(f"Request URL has an unsupported protocol '{url.scheme}://'.")
+            raise httpx.UnsupportedProtocol(f"Request URL has an unsupported protocol '{url.scheme}://'.",
+                                            request=request() if callable(request) else request)
         origin = (url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80))
         conn = self._checkout(origin, timeouts, request)
         try:
@@ -369,10 +380,9 @@ def _merged_headers(
     the client's, each replaced by a header of `extra` with its name; the
     JSON body's length and type unless given; and before them the Host and,
     for a bodiless POST, PUT or PATCH, a zero length."""
-    replaced = {name.lower() for name in extra}
-    merged = [(name, value) for name, value in defaults.raw if name.decode("latin-1").lower() not in replaced]
-    # httpx encodes names and values as ASCII (anything else raises UnicodeEncodeError).
-    merged += [(name.encode("ascii"), value.encode("ascii")) for name, value in extra.items()]
+    given = [(_header_bytes(name), _header_bytes(value, "value")) for name, value in extra.items()]
+    replaced = {name.lower() for name, _ in given}
+    merged = [(name, value) for name, value in defaults.raw if name.lower() not in replaced] + given
     present = {name.lower() for name, _ in merged}
     if has_json:
         if b"content-length" not in present:
@@ -388,6 +398,16 @@ def _merged_headers(
     return automatic + merged
 
 
+def _header_bytes(text: str | bytes, kind: str = "name") -> bytes:
+    # As httpx takes a header: bytes as they are, text as ASCII (anything else
+    # raises UnicodeEncodeError), a value of another type refused.
+    if isinstance(text, bytes):
+        return text
+    if kind == "value" and not isinstance(text, str):
+        raise TypeError(f"Header value must be str or bytes, not {type(text)}")
+    return text.encode("ascii")
+
+
 def _closed_by_peer(sock: socket.socket) -> bool:
     """An idle connection with something to read has been closed by the
     server (or sent what no request asked for): either way, not reusable."""
@@ -401,6 +421,9 @@ def _closed_by_peer(sock: socket.socket) -> bool:
         return True
     return bool(readable)
 
+
+# httpx's own logger: a direct call logs its line as httpx's pipeline does.
+_httpx_log = logging.getLogger("httpx")
 
 _poll = getattr(select, "poll", None)  # not on Windows
 

@@ -65,10 +65,11 @@ class _ServiceClient(_WithoutCookies, httpx.Client):
     def direct_transport(self) -> StdlibTransport | None:
         """The transport to send calls straight through (`send_direct`): the
         client's own when it is the standard library's and nothing else of
-        httpx's request pipeline is in use (auth, event hooks, mounts)."""
+        httpx's request pipeline is in use (auth, credentials in the base
+        URL, event hooks, mounts)."""
         transport = self._transport
-        if isinstance(transport, StdlibTransport) and self.auth is None and not self._mounts \
-                and not any(self.event_hooks.values()):
+        if isinstance(transport, StdlibTransport) and self.auth is None and not self.base_url.userinfo \
+                and not self._mounts and not any(self.event_hooks.values()):
             return transport
         return None
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import socket
 import threading
 import time
@@ -406,3 +407,44 @@ def test_a_direct_call_decodes_and_fails_as_httpx_does(server):
         assert timeout.request.method == "GET" and timeout.request.url.path == "/slow"
         # A dropped connection is retried as before, on a new connection.
         assert run_sync(http, Call("GET", "drop-once"), RetryPolicy(max_retries=1, backoff=0))["path"] == "/drop-once"
+
+
+def test_a_direct_call_logs_and_refuses_as_httpx_does(echo_server, caplog):
+    options = {"base_url": echo_server.base, "headers": {"Authorization": "Bearer k"}}
+    with _ServiceClient(transport=StdlibTransport(), **options) as direct, \
+            httpx.Client(transport=StdlibTransport(), **options) as pipeline:
+        with caplog.at_level(logging.INFO, logger="httpx"):
+            for client in (direct, pipeline):
+                run_sync(client, Call("GET", "logged"), RetryPolicy(max_retries=0))
+        assert [r.getMessage() for r in caplog.records] == [f'HTTP Request: GET {echo_server.base}logged "HTTP/1.1 200 OK"'] * 2
+        for client in (direct, pipeline):
+            # A lower-case method goes as httpx sends it (upper case, a bodiless POST with its zero length).
+            run_sync(client, Call("post", "lower"), RetryPolicy(max_retries=0))
+            with pytest.raises(TypeError, match="Header value must be str or bytes"):
+                run_sync(client, Call("POST", "x", headers={"Idempotency-Key": 7}), RetryPolicy(max_retries=0))
+    (line, headers, _), (line_p, headers_p, _) = echo_server.seen[2:4]
+    assert (line, sorted(headers)) == (line_p, sorted(headers_p)) and b"Content-Length: 0" in headers
+
+
+def test_credentials_in_the_base_url_keep_httpx_pipeline(echo_server):
+    base = echo_server.base.replace("http://", "http://user:pw@")
+    with _ServiceClient(transport=StdlibTransport(), base_url=base, headers={"Authorization": "Bearer k"}) as http:
+        assert http.direct_transport is None
+        run_sync(http, Call("GET", "x"), RetryPolicy(max_retries=0))
+    assert b"Authorization: Basic dXNlcjpwdw==" in echo_server.seen[0][1]
+
+
+def test_every_error_of_a_direct_call_carries_its_request(raw_server):
+    _RAW_ANSWERS["/bad-gzip"] = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 4\r\n\r\nnope"
+    host, port = raw_server.address
+    try:
+        with _ServiceClient(transport=StdlibTransport(), base_url=f"http://{host}:{port}/") as http:
+            with pytest.raises(httpx.DecodingError) as corrupt:
+                http.direct_transport.send_direct(http, "GET", httpx.URL(f"http://{host}:{port}/bad-gzip"), None, {})
+            assert corrupt.value.request.url.path == "/bad-gzip"
+        with _ServiceClient(transport=StdlibTransport(), base_url="ftp://example.invalid/") as http, \
+                pytest.raises(httpx.UnsupportedProtocol) as refused:
+            http.direct_transport.send_direct(http, "GET", httpx.URL("ftp://example.invalid/x"), None, {})
+        assert refused.value.request.url.scheme == "ftp"
+    finally:
+        del _RAW_ANSWERS["/bad-gzip"]
