@@ -233,6 +233,21 @@ _RAW_ANSWERS = {
 }
 
 
+def _serve_each_connection(listener: socket.socket, serve) -> None:
+    """`serve(conn)` on a thread of its own for each connection accepted,
+    until the listener is closed."""
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+
+
 @pytest.fixture
 def raw_server():
     """Answers each request with `_RAW_ANSWERS[path]` as it is, then closes
@@ -259,15 +274,7 @@ def raw_server():
                 if path in ("/until-close", "/cut-short", "/not-http", "/many-headers", "/bad-length", "/long-line"):
                     return
 
-    def accept() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=serve, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=accept, daemon=True).start()
+    _serve_each_connection(listener, serve)
     yield SimpleNamespace(address=listener.getsockname(), requests=requests)
     listener.close()
 
@@ -338,15 +345,7 @@ def echo_server():
                 seen.append((line.rstrip(b"\r\n"), headers, reader.read(length)))
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
 
-    def accept() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=serve, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=accept, daemon=True).start()
+    _serve_each_connection(listener, serve)
     yield SimpleNamespace(base=f"http://127.0.0.1:{listener.getsockname()[1]}/", seen=seen)
     listener.close()
 
