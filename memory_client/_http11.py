@@ -49,6 +49,8 @@ MAX_LINE = 65536
 MAX_HEADERS = 100
 
 _Origin = tuple[str, str, int]
+# The httpx request an error carries, built by the caller when one is raised.
+_RequestOf = Callable[[], httpx.Request]
 # What RFC 9110 allows in a field name (a token), and what no field value may
 # hold: a request must not carry a second header or request inside a value.
 _FIELD_NAME = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
@@ -139,9 +141,9 @@ class StdlibTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
         body = request.read()
-        with _mapped_errors(request, "write"):
+        with _mapped_errors(lambda: request, "write"):
             head = _request_head(request.method, url.raw_path, _sent_headers(request, body))
-        return self._exchange(request.method, url, head + body, request.extensions.get("timeout", {}), request)
+        return self._exchange(request.method, url, head + body, request.extensions.get("timeout", {}), lambda: request)
 
     def send_direct(
         self, client: httpx.Client, method: str, url: httpx.URL, json_body: Any, headers: Mapping[str, str]
@@ -167,20 +169,19 @@ class StdlibTransport(httpx.BaseTransport):
         except httpx.RequestError as exc:
             exc.request = request()
             raise
-        if _httpx_log.isEnabledFor(logging.INFO):
-            _httpx_log.info('HTTP Request: %s %s "%s %d %s"', method, url, response.http_version,
-                            response.status_code, response.reason_phrase)
+        _httpx_log.info('HTTP Request: %s %s "%s %d %s"', method, url, response.http_version,
+                        response.status_code, response.reason_phrase)
         return response
 
     def _exchange(
-        self, method: str, url: httpx.URL, data: bytes, timeouts: dict[str, Any],
-        request: httpx.Request | Callable[[], httpx.Request],
+        self, method: str, url: httpx.URL, data: bytes, timeouts: dict[str, Any], request: _RequestOf
     ) -> httpx.Response:
         """Send a request's bytes (`data`: head and body) on a pooled
-        connection and read its response."""
+        connection and read its response. `request` gives the httpx request
+        an error carries: a direct call builds one only when it fails."""
         if url.scheme not in ("http", "https"):
             raise httpx.UnsupportedProtocol(f"Request URL has an unsupported protocol '{url.scheme}://'.",
-                                            request=request() if callable(request) else request)
+                                            request=request())
         origin = (url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80))
         conn = self._checkout(origin, timeouts, request)
         try:
@@ -208,9 +209,7 @@ class StdlibTransport(httpx.BaseTransport):
 
     # --- The pool -----------------------------------------------------------------
 
-    def _checkout(
-        self, origin: _Origin, timeouts: dict[str, Any], request: httpx.Request | Callable[[], httpx.Request]
-    ) -> _Connection:
+    def _checkout(self, origin: _Origin, timeouts: dict[str, Any], request: _RequestOf) -> _Connection:
         """An idle connection to the origin still open, or a new one."""
         now = time.monotonic()
         while True:
@@ -380,7 +379,7 @@ def _merged_headers(
     the client's, each replaced by a header of `extra` with its name; the
     JSON body's length and type unless given; and before them the Host and,
     for a bodiless POST, PUT or PATCH, a zero length."""
-    given = [(_header_bytes(name), _header_bytes(value, "value")) for name, value in extra.items()]
+    given = [(_header_name(name), _header_value(value)) for name, value in extra.items()]
     replaced = {name.lower() for name, _ in given}
     merged = [(name, value) for name, value in defaults.raw if name.lower() not in replaced] + given
     present = {name.lower() for name, _ in merged}
@@ -398,14 +397,18 @@ def _merged_headers(
     return automatic + merged
 
 
-def _header_bytes(text: str | bytes, kind: str = "name") -> bytes:
-    # As httpx takes a header: bytes as they are, text as ASCII (anything else
-    # raises UnicodeEncodeError), a value of another type refused.
-    if isinstance(text, bytes):
-        return text
-    if kind == "value" and not isinstance(text, str):
-        raise TypeError(f"Header value must be str or bytes, not {type(text)}")
-    return text.encode("ascii")
+# As httpx takes a header's name and value: bytes as they are, text as ASCII
+# (anything else raises UnicodeEncodeError), a value of another type refused.
+
+
+def _header_name(name: str | bytes) -> bytes:
+    return name if isinstance(name, bytes) else name.encode("ascii")
+
+
+def _header_value(value: str | bytes) -> bytes:
+    if not isinstance(value, str | bytes):
+        raise TypeError(f"Header value must be str or bytes, not {type(value)}")
+    return _header_name(value)
 
 
 def _closed_by_peer(sock: socket.socket) -> bool:
@@ -431,15 +434,14 @@ _TIMEOUTS = {"connect": httpx.ConnectTimeout, "write": httpx.WriteTimeout, "read
 
 
 @contextmanager
-def _mapped_errors(request: httpx.Request | Callable[[], httpx.Request], phase: str) -> Iterator[None]:
+def _mapped_errors(request: _RequestOf, phase: str) -> Iterator[None]:
     """The standard library's failures in one phase of the exchange
     (`connect`, `write`, `read`) as the httpx errors its own transport raises
-    for them (the retry policy tells them apart). `request` may be a function
-    that builds it: a direct call has none until it fails."""
+    for them (the retry policy tells them apart), each with its request."""
     try:
         yield
     except (OSError, http.client.HTTPException, ValueError) as exc:
-        raise _httpx_error(exc, request() if callable(request) else request, phase) from exc
+        raise _httpx_error(exc, request(), phase) from exc
 
 
 def _httpx_error(exc: Exception, request: httpx.Request, phase: str) -> httpx.TransportError:
