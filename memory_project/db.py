@@ -411,21 +411,19 @@ def prepared_cursor() -> Iterator[Any]:
         with db.cursor() as cursor:
             yield cursor
         return
-    with _server_binding_cursor(db, prepare=True) as cursor:
+    with server_binding_cursor(prepare=True, db=db) as cursor:
         yield cursor
 
 
-def server_binding_cursor(*, prepare: bool = False) -> contextlib.AbstractContextManager[Any]:
+@contextlib.contextmanager
+def server_binding_cursor(*, prepare: bool = False, db: Any = None) -> Iterator[Any]:
     """PostgreSQL: a cursor that sends values as parameters (no escaped
     literals written out in Python), wrapped as Django wraps its
     cursors, so statements are logged, counted and their errors translated.
     With `prepare`, each statement is also prepared (psycopg keeps the last
-    100 per connection)."""
-    return _server_binding_cursor(connections[DEFAULT_DB_ALIAS], prepare=prepare)
-
-
-@contextlib.contextmanager
-def _server_binding_cursor(db: Any, *, prepare: bool) -> Iterator[Any]:
+    100 per connection). `db`: the thread's connection, if the caller has it."""
+    if db is None:
+        db = connections[DEFAULT_DB_ALIAS]
     db.ensure_connection()
     with db.wrap_database_errors:
         raw_connection = db.connection
