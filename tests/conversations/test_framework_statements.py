@@ -39,13 +39,30 @@ def test_checkpoint_put_is_one_upsert(workspace, django_assert_num_queries):
     _put(workspace, "0001")  # the thread's first put also creates its conversation
     with CaptureQueriesContext(connection) as ctx, django_assert_num_queries(1):
         _put(workspace, "0002", parent="0001")
-    # On PostgreSQL the statement that stores a whole batch (`WITH threads ... INSERT`).
-    assert ctx.captured_queries[0]["sql"].startswith(("INSERT", "WITH")) and "ON CONFLICT" in ctx.captured_queries[0]["sql"]
+    # A lone put, on both databases: INSERT ... SELECT (the thread found by its id) ... ON CONFLICT.
+    assert ctx.captured_queries[0]["sql"].startswith("INSERT") and "ON CONFLICT" in ctx.captured_queries[0]["sql"]
+    every_byte = bytes(range(256)) * 3
+    metadata = {"step": 2, "writes": {"n\u00f6de": [1, None, "\u00e9t\u00e9"]}, "run_id": "run-7"}
     with django_assert_num_queries(1):  # the same id again: replaced in place
-        _put(workspace, "0002", blob=b"newer", parent="0001", metadata={"step": 2})
+        _put(workspace, "0002", blob=every_byte, parent="0001", metadata=metadata)
     row = Checkpoint.objects.get(checkpoint_id="0002")
-    assert bytes(row.checkpoint) == b"newer" and row.metadata == {"step": 2} and row.parent_checkpoint_id == "0001"
+    assert bytes(row.checkpoint) == every_byte and row.metadata == metadata and row.parent_checkpoint_id == "0001"
+    assert row.run_id == "run-7" and row.type == "msgpack"
     assert Checkpoint.objects.count() == 2
+
+
+def test_a_put_with_a_parent_creates_a_thread_not_stored_yet(workspace):
+    """A put names a parent (so its thread is taken to exist) of a thread
+    this workspace has not stored: the lone upsert writes nothing, and the
+    thread is created with the checkpoint."""
+    checkpoints.checkpoint_put(
+        workspace=workspace, thread_id="elsewhere-first", checkpoint_ns="ns", checkpoint_id="0002",
+        parent_checkpoint_id="0001", type="msgpack", checkpoint=_b64(b"state"), metadata={},
+    )
+    row = Checkpoint.objects.get()
+    assert row.conversation.external_id == "elsewhere-first" and row.conversation.workspace_id == workspace.pk
+    assert (row.checkpoint_ns, row.checkpoint_id, row.parent_checkpoint_id) == ("ns", "0002", "0001")
+    assert row.conversation.branches.get().name == "main"
 
 
 def test_get_tuple_is_one_statement_with_its_writes(workspace, django_assert_num_queries):
