@@ -506,7 +506,9 @@ def _upsert_in_thread(rows: list[Checkpoint] | list[CheckpointWrite], *, thread_
         return len(cursor.fetchall()) == len(rows)
 
 
-@functools.lru_cache(maxsize=64)
+# A few texts: one per number of rows, and a lone put has one (a task's
+# writes, a handful); a rare long one is written again rather than kept.
+@functools.lru_cache(maxsize=16)
 def _upsert_in_thread_sql(model: type[models.Model], count: int, vendor: str) -> str:
     """`_upsert_in_thread`'s statement for `count` rows."""
     conv, fields, qn = Conversation, _saved_fields(model), connection.ops.quote_name
