@@ -259,10 +259,11 @@ def _op_body(op: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
 def _store(workspace: Workspace, puts: list[_Put], writes: list[_Writes]) -> None:
     """Store checked puts and writes, all or none. On PostgreSQL one
     statement (its own transaction) stores the whole batch, creating the
-    threads that do not exist yet; on SQLite one statement stores a lone put
-    or task's writes once its thread exists. Otherwise (a batch or a new
-    thread on SQLite, a thread created by another request at the same moment)
-    one transaction creates the missing threads and stores everything."""
+    threads that do not exist yet; on both databases one plain upsert stores
+    a lone put (on SQLite also a task's writes) once its thread exists.
+    Otherwise (a batch or a new thread on SQLite, a thread created by another
+    request at the same moment) one transaction creates the missing threads
+    and stores everything."""
     writes = [task for task in writes if task.rows]  # no rows: nothing to store, no thread to make
     threads = sorted({p.thread_id for p in puts} | {w.thread_id for w in writes})
     if not threads:
