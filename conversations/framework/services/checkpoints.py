@@ -272,19 +272,18 @@ def _store(workspace: Workspace, puts: list[_Put], writes: list[_Writes]) -> Non
     if connection.vendor == "postgresql":
         # A put without a parent is a thread's first checkpoint: its thread is
         # most likely new, so the first statement creates what is missing.
+        # A lone put (each put of a run's tail: LangGraph sends a put only
+        # once the one before is stored) takes the plain upsert, which
+        # PostgreSQL runs at ~3/4 of the batch statement's cost. A put always
+        # writes its row, so a row not written means a thread not found;
+        # writes stay with the batch statement, which tells a replayed
+        # regular write from a missing thread.
         create = any(put.row.parent_checkpoint_id is None for put in puts)
-        if create:
-            stored = _upsert_creating(workspace, threads, puts, writes)
-        else:
-            # A lone put (each put of a run's tail: LangGraph sends a put
-            # only once the one before is stored) takes the plain upsert,
-            # which PostgreSQL runs at ~3/4 of the batch statement's cost. A
-            # put always writes its row, so a row not written means a thread
-            # not found; writes stay with the batch statement, which tells a
-            # replayed regular write from a missing thread.
-            stored = (_upsert_in_thread([puts[0].row], thread_id=threads[0]) if lone and puts
-                      else _upsert_all(workspace, threads, puts, writes, create=False))
-            stored = stored or _upsert_creating(workspace, threads, puts, writes)
+        stored = not create and (
+            _upsert_in_thread([puts[0].row], thread_id=threads[0]) if lone and puts
+            else _upsert_all(workspace, threads, puts, writes, create=False)
+        )
+        stored = stored or _upsert_creating(workspace, threads, puts, writes)
     else:
         stored = lone and _upsert_in_thread([puts[0].row] if puts else writes[0].rows, thread_id=threads[0])
     if stored:
