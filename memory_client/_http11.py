@@ -379,7 +379,7 @@ def _merged_headers(
     the client's, each replaced by a header of `extra` with its name; the
     JSON body's length and type unless given; and before them the Host and,
     for a bodiless POST, PUT or PATCH, a zero length."""
-    given = [(_header_name(name), _header_value(value)) for name, value in extra.items()]
+    given = [(_ascii_bytes(name), _header_value(value)) for name, value in extra.items()]
     replaced = {name.lower() for name, _ in given}
     merged = [(name, value) for name, value in defaults.raw if name.lower() not in replaced] + given
     present = {name.lower() for name, _ in merged}
@@ -401,14 +401,14 @@ def _merged_headers(
 # (anything else raises UnicodeEncodeError), a value of another type refused.
 
 
-def _header_name(name: str | bytes) -> bytes:
-    return name if isinstance(name, bytes) else name.encode("ascii")
+def _ascii_bytes(text: str | bytes) -> bytes:
+    return text if isinstance(text, bytes) else text.encode("ascii")
 
 
 def _header_value(value: str | bytes) -> bytes:
     if not isinstance(value, str | bytes):
         raise TypeError(f"Header value must be str or bytes, not {type(value)}")
-    return _header_name(value)
+    return _ascii_bytes(value)
 
 
 def _closed_by_peer(sock: socket.socket) -> bool:
