@@ -8,9 +8,10 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db.models import QuerySet
 
+from accounts.local_keys import local_keys
 from accounts.models import ApiKey, WorkspaceMembership
 from accounts.services import hash_key_secret, split_raw_key
-from accounts.throttling import ApiKeyRateThrottle, WindowHit
+from accounts.throttling import ApiKeyRateThrottle, WindowHit, window_leases
 from memory_project.cache import read_and_count
 
 
@@ -31,24 +32,37 @@ class CachedKey:
     api_key: ApiKey | None
 
 
-def _cached_key(prefix: str, *, counter: tuple[str, int] | None = None) -> tuple[CachedKey, WindowHit | None]:
-    """The key's row from the cache, read again from the database when missing
-    or older than the last change to the key or its workspace; and with
-    `counter` (a rate window's counter and its time to live), one hit counted
-    on it. One cache round trip for all of it."""
+def _cached_key(prefix: str, *, rate: ApiKeyRateThrottle | None, ident: str) -> tuple[CachedKey, WindowHit | None]:
+    """The key's row (kept in this process, `local_keys`, or from the shared
+    cache, read again from the database when missing or older than the last
+    change to the key or its workspace); and with `rate`, this request's hit
+    on `ident`'s window (leased, or counted now). At most one cache round
+    trip for all of it, none for a kept row and a leased hit."""
+    kept, heard = local_keys.get(prefix)
+    window = rate.window_counter(ident) if rate is not None else None
+    hit = None
+    if window is not None:
+        leased = window_leases.take(ident, window[0])
+        hit = WindowHit(window[0], leased) if leased is not None else None
+    if kept is not None and (window is None or hit is not None):
+        return kept, hit
     entry_key, changed_key = api_key_cache_key(prefix), api_key_changed_key(prefix)
-    if counter is None:
-        found, hit = cache.get_many([entry_key, changed_key]), None
+    names = [] if kept is not None else [entry_key, changed_key]
+    if window is None or hit is not None:
+        found = cache.get_many(names)
     else:
-        found, count = read_and_count(cache, [entry_key, changed_key], *counter)
-        hit = WindowHit(counter[0], count)
+        hits = window_leases.size(ident, window[0], rate.num_requests)
+        found, count = read_and_count(cache, names, *window, hits=hits)
+        hit = WindowHit(window[0], window_leases.granted(ident, window[0], count, hits))
+    if kept is not None:
+        return kept, hit
     entry, changed_at = found.get(entry_key), found.get(changed_key)
-    if isinstance(entry, CachedKey) and (changed_at is None or changed_at < entry.read_at):
-        return entry, hit
-    # Taken before the read: a change committed after it marks this row stale.
-    read_at = time.time()
-    entry = CachedKey(read_at, ApiKey.objects.select_related("workspace").filter(prefix=prefix).first())
-    cache.set(entry_key, entry, settings.API_KEY_CACHE_SECONDS)
+    if not (isinstance(entry, CachedKey) and (changed_at is None or changed_at < entry.read_at)):
+        # Taken before the read: a change committed after it marks this row stale.
+        read_at = time.time()
+        entry = CachedKey(read_at, ApiKey.objects.select_related("workspace").filter(prefix=prefix).first())
+        cache.set(entry_key, entry, settings.API_KEY_CACHE_SECONDS)
+    local_keys.keep(prefix, entry, heard=heard)
     return entry, hit
 
 
@@ -60,7 +74,9 @@ def api_key_cache_refresh(api_key: ApiKey) -> None:
     read_at = api_key.cache_read_at
     remaining = read_at + settings.API_KEY_CACHE_SECONDS - time.time()
     if remaining > 1:
-        cache.set(api_key_cache_key(api_key.prefix), CachedKey(read_at, api_key), remaining)
+        entry = CachedKey(read_at, api_key)
+        cache.set(api_key_cache_key(api_key.prefix), entry, remaining)
+        local_keys.replace(api_key.prefix, entry)
 
 
 def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
@@ -90,7 +106,7 @@ def api_key_authenticate_counted(
         return None, None
     prefix, _ = parts
     key_hash = hash_key_secret(raw_key)
-    entry, hit = _cached_key(prefix, counter=rate.window_counter(rate.ident_of(key_hash)) if rate else None)
+    entry, hit = _cached_key(prefix, rate=rate, ident=rate.ident_of(key_hash) if rate else "")
     api_key = entry.api_key
     expected = api_key.key_hash if api_key is not None else "0" * 64
     # Compare even when no key matched, so timing does not reveal which prefixes exist.

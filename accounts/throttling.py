@@ -6,12 +6,17 @@ cache file in the embedded mode), so every web worker counts against the same
 window. A hit is an `INCR` of the window's counter, which is given its
 `EXPIRE` on the first hit (DRF's own throttle reads a pickled list of
 timestamps and writes it back: two round trips and a growing value); a key's
-hit travels with its lookup, so an authenticated request costs one cache
-round trip in all.
+hit travels with its lookup, so an authenticated request costs at most one
+cache round trip in all.
+
+A key's window far from its limit is counted in leases (`WindowLeases`): a
+process counts several hits at once and hands them to its next requests, so
+a busy key costs a round trip every few requests, not every one.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 
@@ -29,6 +34,60 @@ class WindowHit:
 
     counter: str
     count: int
+
+
+# A lease is at most this share of what is left of the window's limit, and
+# at most LEASE_MOST hits: a window is never counted in leases within
+# LEASE_SHARE requests of its limit (one hit per request there, as with no
+# leases), and requests refused while other processes hold unused hits are
+# few (at most LEASE_MOST, or the share, per process).
+LEASE_SHARE = 64
+LEASE_MOST = 32
+
+
+class WindowLeases:
+    """Hits counted ahead on windows' counters, by identity, for this
+    process's requests. Each request takes the next hit of its window's
+    lease, numbered as the counter numbered it, so the throttle compares it
+    to the limit as it would a hit counted alone: no more requests are let
+    through than the limit, whatever the leases. Hits leased and not used
+    when their window ends are lost (they counted against a window that is
+    over); a lease never outlives its window's counter."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        # ident -> [counter, next hit's number, last hit's number]
+        self._leases: dict[str, list] = {}
+
+    def take(self, ident: str, counter: str) -> int | None:
+        """The number of a hit leased on `counter`, now this request's; None
+        when none is left (count `size` hits, then `granted`)."""
+        with self._lock:
+            lease = self._leases.get(ident)
+            if lease is None or lease[0] != counter or lease[1] > lease[2]:
+                return None
+            lease[1] += 1
+            return lease[1] - 1
+
+    def size(self, ident: str, counter: str, limit: int) -> int:
+        """How many hits to count on `counter` for the next lease: a share of
+        what the counter had left when last counted (of the limit, for a new
+        window)."""
+        with self._lock:
+            lease = self._leases.get(ident)
+            left = limit - lease[2] if lease is not None and lease[0] == counter else limit
+        return max(1, min(LEASE_MOST, left // LEASE_SHARE))
+
+    def granted(self, ident: str, counter: str, count: int, hits: int) -> int:
+        """`hits` hits were counted on `counter`, the last numbered `count`:
+        the first is this request's (its number is answered), the rest leased."""
+        first = count - hits + 1
+        with self._lock:
+            self._leases[ident] = [counter, first + 1, count]
+        return first
+
+
+window_leases = WindowLeases()
 
 
 def window_hit(key: str, ttl: int, *, cache=default_cache) -> int:

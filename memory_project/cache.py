@@ -30,6 +30,7 @@ from django.core.cache.backends.base import DEFAULT_TIMEOUT, BaseCache
 from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
 from django.core.cache.backends.redis import RedisCacheClient as DjangoRedisCacheClient
 from redis.backoff import NoBackoff
+from redis.client import PubSub
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
 from redis.retry import Retry
@@ -165,25 +166,26 @@ class SQLiteCache(BaseCache):
             raise ValueError(f"Key '{key}' not found.")
         return row[0]
 
-    def incr_window(self, key: str, timeout: int, version: int | None = None) -> int:
-        """Count one hit on `key`, a counter that lives `timeout` seconds from
-        its first hit; the count after this hit. One atomic statement."""
+    def incr_window(self, key: str, timeout: int, version: int | None = None, *, hits: int = 1) -> int:
+        """Count `hits` hits on `key`, a counter that lives `timeout` seconds
+        from its first hit; the count after them. One atomic statement."""
         name = self.make_and_validate_key(key, version=version)
         now = time.time()
         db = self._db()
         row = db.execute(
-            "INSERT INTO cache (key, value, expires) VALUES (?, 1, ?) ON CONFLICT (key) DO UPDATE SET "
-            "value = CASE WHEN cache.expires > ? AND typeof(cache.value) = 'integer' THEN cache.value + 1 ELSE 1 END, "
+            "INSERT INTO cache (key, value, expires) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
+            "value = CASE WHEN cache.expires > ? AND typeof(cache.value) = 'integer' "
+            "THEN cache.value + excluded.value ELSE excluded.value END, "
             "expires = CASE WHEN cache.expires > ? THEN cache.expires ELSE excluded.expires END "
             "RETURNING value",
-            (name, now + timeout, now, now),
+            (name, hits, now + timeout, now, now),
         ).fetchone()
         self._maybe_cull(db)
         return row[0]
 
-    def read_and_count(self, keys: Sequence[str], counter: str, ttl: int) -> tuple[dict[str, Any], int]:
+    def read_and_count(self, keys: Sequence[str], counter: str, ttl: int, hits: int = 1) -> tuple[dict[str, Any], int]:
         """`read_and_count` here: each an atomic statement on a local file."""
-        return (self.get_many(keys) if keys else {}), self.incr_window(counter, ttl)
+        return (self.get_many(keys) if keys else {}), self.incr_window(counter, ttl, hits=hits)
 
     def clear(self) -> None:
         self._db().execute("DELETE FROM cache")
@@ -193,9 +195,9 @@ class SQLiteCache(BaseCache):
         pass
 
 
-# Redis: the values of the keys named first (MGET), and one hit counted on the
-# last key, a counter that lives ARGV[1] seconds from its first hit (INCR,
-# EXPIRE). One script: one command to send and one reply to parse, where a
+# Redis: the values of the keys named first (MGET), and ARGV[2] hits counted
+# on the last key, a counter that lives ARGV[1] seconds from its first hit
+# (INCRBY, EXPIRE). One script: one command to send and one reply to parse, where a
 # pipeline of the three cost redis-py twice the client time (~140 vs ~80 us a
 # call here); and atomic, so a counter never outlives its window.
 _READ_AND_COUNT = """
@@ -204,8 +206,8 @@ local found = {}
 if #KEYS > 1 then
     found = redis.call('MGET', unpack(KEYS, 1, #KEYS - 1))
 end
-local count = redis.call('INCR', counter)
-if count == 1 then
+local count = redis.call('INCRBY', counter, ARGV[2])
+if count == tonumber(ARGV[2]) then
     redis.call('EXPIRE', counter, ARGV[1])
 end
 found[#KEYS] = count
@@ -245,51 +247,75 @@ class RedisCacheClient(DjangoRedisCacheClient):
             client = local.clients[id(pool)] = self._client(connection_pool=pool, single_connection_client=True)
         return client
 
-    def read_and_count(self, names: list[str], counter: str, ttl: int) -> list[Any]:
+    def subscription(self, channel: str) -> PubSub:
+        """A new subscription to `channel`, on a connection of its own to the
+        write server: `get_message(timeout=0)` then reads what was published
+        to it since, without waiting. The connection is never silently
+        replaced (no retry): news published while it was down would be lost
+        unnoticed, so a failure is raised for the subscriber to judge."""
+        options = {**self._pool_options, "retry": Retry(NoBackoff(), retries=0)}
+        pool = self._pool_class.from_url(self._servers[0], **options)
+        pubsub = self._client(connection_pool=pool).pubsub()
+        pubsub.subscribe(channel)
+        return pubsub
+
+    def read_and_count(self, names: list[str], counter: str, ttl: int, hits: int) -> list[Any]:
         """`_READ_AND_COUNT` on the write server: the values of `names` (None
         for a missing one), then the counter's count. The script runs by its
         digest, and is loaded first into a server that does not hold it yet
         (a new one, a restart, a failover)."""
         client = self.get_client(counter, write=True)
         try:
-            return client.evalsha(_READ_AND_COUNT_SHA, len(names) + 1, *names, counter, ttl)
+            return client.evalsha(_READ_AND_COUNT_SHA, len(names) + 1, *names, counter, ttl, hits)
         except NoScriptError:
             client.script_load(_READ_AND_COUNT)
-            return client.evalsha(_READ_AND_COUNT_SHA, len(names) + 1, *names, counter, ttl)
+            return client.evalsha(_READ_AND_COUNT_SHA, len(names) + 1, *names, counter, ttl, hits)
 
 
 class RedisCache(DjangoRedisCache):
-    """Django's Redis cache with `RedisCacheClient` above."""
+    """Django's Redis cache with `RedisCacheClient` above, and its server's
+    publish/subscribe for telling every process that a cached value changed."""
 
     def __init__(self, server: str, params: dict[str, Any]):
         super().__init__(server, params)
         self._class = RedisCacheClient
 
-    def read_and_count(self, keys: Sequence[str], counter: str, ttl: int) -> tuple[dict[str, Any], int]:
+    def publish(self, channel: str, message: str) -> None:
+        """Send `message` to the subscribers of `channel` (named as a key is, so
+        caches sharing a server under other prefixes do not hear it)."""
+        self._cache.get_client(write=True).publish(self.make_key(channel), message)
+
+    def subscription(self, channel: str) -> PubSub:
+        """A new subscription to `channel` (see `RedisCacheClient.subscription`)."""
+        return self._cache.subscription(self.make_key(channel))
+
+    def read_and_count(self, keys: Sequence[str], counter: str, ttl: int, hits: int = 1) -> tuple[dict[str, Any], int]:
         """`read_and_count` here: one command (`_READ_AND_COUNT`)."""
         # The project's own keys (a key's prefix, a rate window): made, not
         # validated (the check only warns of keys memcached could not hold).
         names = [self.make_key(key) for key in keys]
-        *values, count = self._cache.read_and_count(names, self.make_key(counter), ttl)
+        *values, count = self._cache.read_and_count(names, self.make_key(counter), ttl, hits)
         loads = self._cache._serializer.loads
         found = {key: loads(value) for key, value in zip(keys, values, strict=True) if value is not None}
         return found, int(count)
 
 
-def read_and_count(cache: BaseCache, keys: Sequence[str], counter: str, ttl: int) -> tuple[dict[str, Any], int]:
-    """`cache.get_many(keys)` and one hit counted on the counter `counter`
-    (created with `ttl` seconds to live), with the count including this hit.
+def read_and_count(
+    cache: BaseCache, keys: Sequence[str], counter: str, ttl: int, hits: int = 1
+) -> tuple[dict[str, Any], int]:
+    """`cache.get_many(keys)` and `hits` hits counted on the counter `counter`
+    (created with `ttl` seconds to live), with the count including them.
     The project's caches do both at once (`RedisCache.read_and_count`: one
     round trip, so an API request's key lookup and rate count cost one, not
     two; `SQLiteCache.read_and_count`)."""
     own = getattr(cache, "read_and_count", None)
     if own is not None:
-        return own(keys, counter, ttl)
+        return own(keys, counter, ttl, hits)
     # Any other backend: not atomic across processes, right within one.
     found = cache.get_many(keys) if keys else {}
     cache.add(counter, 0, ttl)
     try:
-        return found, cache.incr(counter)
+        return found, cache.incr(counter, hits)
     except ValueError:  # expired between the two calls
-        cache.set(counter, 1, ttl)
-        return found, 1
+        cache.set(counter, hits, ttl)
+        return found, hits

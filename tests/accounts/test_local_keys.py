@@ -1,0 +1,206 @@
+"""Key rows kept in each web process and rate windows counted in leases: an
+authenticated request costs no cache round trip most of the time, a change
+to a key is still seen by the next request in every process, and no more
+requests than the limit are let through."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.conf import settings
+from django.core.cache import cache
+from django.utils import timezone
+
+from accounts.apps import _mark_changed
+from accounts.local_keys import CHANNEL, LocalKeys, local_keys
+from accounts.models import ApiKey
+from accounts.selectors import api_key_authenticate, api_key_authenticate_counted, api_key_changed_key
+from accounts.services import api_key_create, api_key_revoke
+from accounts.throttling import LEASE_MOST, LEASE_SHARE, ApiKeyRateThrottle, WindowLeases
+from memory_project.cache import read_and_count
+
+pytestmark = pytest.mark.django_db
+
+redis_only = pytest.mark.postgres  # the production configuration: Redis, with publish/subscribe
+
+
+def _commands(monkeypatch) -> list[bytes]:
+    """Every command sent to Redis from here on (on any connection)."""
+    import redis.connection
+
+    sent: list[bytes] = []
+    real = redis.connection.Connection.send_packed_command
+
+    def spy(self, command, check_health=True):
+        sent.append(b"".join(command) if isinstance(command, list) else command)
+        return real(self, command, check_health)
+
+    monkeypatch.setattr(redis.connection.Connection, "send_packed_command", spy)
+    return sent
+
+
+def _listening(keys: LocalKeys = local_keys) -> None:
+    """Wait until the process's subscription is confirmed (the first lookups
+    after it starts go to the shared cache)."""
+    deadline = time.monotonic() + 5
+    while not keys._listening:
+        assert time.monotonic() < deadline, "the subscription was never confirmed"
+        keys.get("warm-up")
+        time.sleep(0.01)
+
+
+def _rate(rate: str, monkeypatch) -> ApiKeyRateThrottle:
+    monkeypatch.setattr(ApiKeyRateThrottle, "rate", rate, raising=False)
+    return ApiKeyRateThrottle()
+
+
+def _changed_elsewhere(prefix: str) -> None:
+    """What another process's change does: the shared cache's change time and
+    the news published, with this process's kept row left alone."""
+    cache.set(api_key_changed_key(prefix), time.time(), settings.API_KEY_CACHE_SECONDS + 60)
+    cache.publish(CHANNEL, prefix)
+
+
+@redis_only
+def test_a_kept_row_and_a_leased_hit_cost_no_round_trip(workspace, monkeypatch):
+    raw = api_key_create(workspace=workspace, name="k").raw_key
+    rate = _rate("100000/min", monkeypatch)  # leases of LEASE_MOST hits
+    _listening()
+    assert api_key_authenticate_counted(raw_key=raw, rate=rate)[0] is not None  # reads and keeps the row
+    sent = _commands(monkeypatch)
+    hits = [api_key_authenticate_counted(raw_key=raw, rate=rate)[1].count for _ in range(3 * LEASE_MOST)]
+    counting = [c for c in sent if b"EVALSHA" in c]
+    # A lease is counted every LEASE_MOST requests, and carries no key lookup (the row is kept).
+    assert len(counting) == 3 and all(b"api_key:" not in c for c in counting)
+    assert [c for c in sent if b"EVALSHA" not in c] == []  # nothing else but reading the subscription
+    # Each request has its own hit on the window, numbered as if counted alone.
+    assert len(set(hits)) == len(hits) and max(hits) <= 4 * LEASE_MOST
+
+
+@redis_only
+def test_a_change_made_in_another_process_is_seen_on_the_next_request(workspace):
+    created = api_key_create(workspace=workspace, name="k")
+    _listening()
+    assert api_key_authenticate(raw_key=created.raw_key) is not None
+    assert local_keys.get(created.api_key.prefix)[0] is not None  # kept here now
+    ApiKey.objects.filter(pk=created.api_key.pk).update(revoked_at=timezone.now())  # behind this process's signals
+    _changed_elsewhere(created.api_key.prefix)
+    assert api_key_authenticate(raw_key=created.raw_key) is None
+
+
+@redis_only
+def test_a_change_made_here_is_seen_at_once_without_waiting_for_the_news(workspace, monkeypatch):
+    created = api_key_create(workspace=workspace, name="k")
+    _listening()
+    assert api_key_authenticate(raw_key=created.raw_key) is not None
+    # Even were the published news slow to come back, this process drops its own row.
+    from memory_project.cache import RedisCache
+
+    monkeypatch.setattr(RedisCache, "publish", lambda self, channel, message: None)
+    api_key_revoke(api_key=ApiKey.objects.get(pk=created.api_key.pk))
+    assert api_key_authenticate(raw_key=created.raw_key) is None
+
+
+@redis_only
+def test_a_lost_subscription_trusts_no_kept_row(workspace):
+    """News published while the subscription's connection is down is lost:
+    once the loss is noticed, lookups go to the shared cache again (which
+    has the change), and rows are kept again only after a new subscription
+    is confirmed."""
+    import redis
+
+    created = api_key_create(workspace=workspace, name="k")
+    _listening()
+    assert api_key_authenticate(raw_key=created.raw_key) is not None
+    server = redis.Redis.from_url(settings.CACHES["default"]["LOCATION"])
+    host, port = local_keys._subscription.connection._sock.getsockname()[:2]
+    assert server.client_kill(f"{host}:{port}")
+    ApiKey.objects.filter(pk=created.api_key.pk).update(revoked_at=timezone.now())
+    _changed_elsewhere(created.api_key.prefix)  # published to nobody (of this process)
+    assert api_key_authenticate(raw_key=created.raw_key) is None
+    _listening()
+    assert local_keys.get(created.api_key.prefix)[0] is None
+
+
+@redis_only
+def test_a_row_read_before_a_change_is_not_kept_after_the_news(workspace):
+    """A lookup reads the shared cache, the change's news is heard (by
+    another request of this process) before the lookup keeps what it read:
+    the row is not kept."""
+    created = api_key_create(workspace=workspace, name="k")
+    prefix = created.api_key.prefix
+    _listening()
+    _, heard = local_keys.get(prefix)
+    entry = api_key_authenticate(raw_key=created.raw_key)  # keeps a row of its own; dropped below
+    _mark_changed([prefix])
+    from accounts.selectors import CachedKey
+
+    local_keys.keep(prefix, CachedKey(time.time(), entry), heard=heard)  # the late keep
+    assert local_keys.get(prefix)[0] is None
+
+
+@pytest.mark.django_db(transaction=True)
+@redis_only
+def test_a_revoke_is_seen_by_every_gunicorn_worker_on_the_next_request(workspace):
+    """Two workers, each keeping the key's row: the revoke (in this process)
+    is effective for the very next request, whichever worker answers it."""
+    import os
+
+    import httpx
+
+    from tests.celery_worker import worker_database_url
+    from tests.web_server import gunicorn
+
+    created = api_key_create(workspace=workspace, name="k")
+    env = {**os.environ, "LOG_LEVEL": "WARNING", "DATABASE_URL": worker_database_url()}
+    with gunicorn("--workers", "2", "--threads", "2", env=env) as (_, port):
+        url = f"http://127.0.0.1:{port}/v1/conversations"
+        headers = {"Authorization": f"Bearer {created.raw_key}"}
+
+        def statuses(n: int) -> list[int]:
+            # A new connection each time: both workers answer some.
+            return [httpx.get(url, headers=headers, timeout=30).status_code for _ in range(n)]
+
+        deadline = time.monotonic() + 60
+        while statuses(1) != [200]:  # the server is up and answering
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        assert statuses(40) == [200] * 40  # both workers keep the row by now
+        api_key_revoke(api_key=ApiKey.objects.get(pk=created.api_key.pk))
+        assert statuses(40) == [401] * 40
+
+
+def test_leases_never_let_more_than_the_limit_through(workspace):
+    """Two processes' leases on one window: every request let through has a
+    hit within the limit, and the window is refused only once it is
+    (nearly) used up."""
+    limit = 10 * LEASE_SHARE
+    counter, ident = f"leases-{workspace.pk}", f"ident-{workspace.pk}"
+    processes = [WindowLeases(), WindowLeases()]
+    admitted, first_refused = [], None
+    for request in range(2 * limit):
+        leases = processes[request % 2]
+        hit = leases.take(ident, counter)
+        if hit is None:
+            hits = leases.size(ident, counter, limit)
+            hit = leases.granted(ident, counter, read_and_count(cache, (), counter, 60, hits=hits)[1], hits)
+        if hit <= limit:
+            admitted.append(hit)
+        elif first_refused is None:
+            first_refused = len(admitted)
+    # Each hit within the limit went to exactly one request, none beyond it.
+    assert sorted(admitted) == list(range(1, limit + 1))
+    # Refused early only while the other process held hits it had not used yet.
+    assert first_refused >= limit - LEASE_MOST
+
+
+def test_a_window_near_its_limit_counts_every_hit(workspace):
+    leases = WindowLeases()
+    assert leases.size("ident", "counter-1", LEASE_SHARE - 1) == 1
+    assert leases.size("ident", "counter-1", 100 * LEASE_SHARE) == LEASE_MOST
+    # After a count that left little of the limit, the next lease is small.
+    leases.granted("ident", "counter-1", count=3 * LEASE_SHARE, hits=LEASE_MOST)
+    assert leases.size("ident", "counter-1", 4 * LEASE_SHARE) == 1
+    # A new window starts from its whole limit again.
+    assert leases.size("ident", "counter-2", 4 * LEASE_SHARE) == 4
