@@ -31,6 +31,9 @@ from redis.exceptions import RedisError
 CHANNEL = "api_key_changed"
 # The longest a row is kept here without being read from the shared cache again.
 KEEP_SECONDS = 60.0
+# The most rows kept at once: a process's share of memory stays small however
+# many keys its requests present.
+MOST_KEPT = 4096
 
 
 class LocalKeys:
@@ -103,16 +106,24 @@ class LocalKeys:
 
     def keep(self, prefix: str, entry: Any, *, heard: int) -> None:
         """Keep `entry`, read from the shared cache after `get` answered
-        `heard`, unless a change was heard since (it may predate the change)."""
-        if heard < 0 or not self._enabled():
+        `heard`, unless a change was heard since (it may predate the change).
+        Only a key's row is kept: a prefix no key has (a client's mistake, or
+        guesses) is answered by the shared cache."""
+        if heard < 0 or entry.api_key is None or not self._enabled():
             return
         lifetime = min(KEEP_SECONDS, entry.read_at + settings.API_KEY_CACHE_SECONDS - time.time())
         if lifetime <= 0:
             return
         blob = pickle.dumps(entry, pickle.HIGHEST_PROTOCOL)
         with self._lock:
-            if self._listening and self._heard == heard:
-                self._rows[prefix] = (time.monotonic() + lifetime, blob)
+            if not self._listening or self._heard != heard:
+                return
+            if len(self._rows) >= MOST_KEPT:
+                now = time.monotonic()
+                self._rows = {p: kept for p, kept in self._rows.items() if kept[0] > now}
+                if len(self._rows) >= MOST_KEPT:
+                    return
+            self._rows[prefix] = (time.monotonic() + lifetime, blob)
 
     def replace(self, prefix: str, entry: Any) -> None:
         """Put a newer copy of a row kept here in its place (a request stamped

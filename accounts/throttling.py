@@ -43,6 +43,10 @@ class WindowHit:
 # few (at most LEASE_MOST, or the share, per process).
 LEASE_SHARE = 64
 LEASE_MOST = 32
+# The most identities holding a lease in a process: past it, all leases are
+# dropped (their hits are lost, as at a window's end), so a flood of distinct
+# keys or guessed secrets cannot grow a process's memory.
+MOST_LEASES = 4096
 
 
 class WindowLeases:
@@ -83,6 +87,8 @@ class WindowLeases:
         the first is this request's (its number is answered), the rest leased."""
         first = count - hits + 1
         with self._lock:
+            if len(self._leases) >= MOST_LEASES and ident not in self._leases:
+                self._leases.clear()
             self._leases[ident] = [counter, first + 1, count]
         return first
 

@@ -204,3 +204,25 @@ def test_a_window_near_its_limit_counts_every_hit(workspace):
     assert leases.size("ident", "counter-1", 4 * LEASE_SHARE) == 1
     # A new window starts from its whole limit again.
     assert leases.size("ident", "counter-2", 4 * LEASE_SHARE) == 4
+
+
+def test_leases_held_at_once_are_bounded(monkeypatch):
+    from accounts import throttling
+
+    monkeypatch.setattr(throttling, "MOST_LEASES", 3)
+    leases = WindowLeases()
+    for ident in ("a", "b", "c"):
+        assert leases.granted(ident, "counter", count=10, hits=5) == 6
+    assert leases.take("a", "counter") == 7
+    # A fourth identity drops every lease held (their hits are lost, as at a window's end).
+    leases.granted("d", "counter", count=20, hits=5)
+    assert leases.take("a", "counter") is None
+    assert leases.take("d", "counter") == 17
+
+
+@redis_only
+def test_a_prefix_no_key_has_is_not_kept(workspace):
+    _listening()
+    raw = "mk_ffffffffffff_" + "x" * 43
+    assert api_key_authenticate(raw_key=raw) is None
+    assert local_keys.get("ffffffffffff")[0] is None
