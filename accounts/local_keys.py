@@ -5,19 +5,22 @@ cache round trip at all.
 A kept row is only as good as the news of its changes. Every change to a key
 or its workspace is published on the shared cache's `CHANNEL` (`accounts.apps`)
 as it is recorded there, and each process reads what was published, without
-waiting, before it answers from a kept row: a revoke that has returned is
-heard by every request that starts after it. Rows are kept only while the
-subscription is known to hear everything: until it confirms (and after it
-fails or reconnects, when news may have been missed) every lookup goes to the
-shared cache, as it does on a cache without publish/subscribe (the embedded
-mode's SQLite file, which is on local disk anyway). A row is also read again
-after `KEEP_SECONDS` whatever was heard, so a connection that dies without a
-word costs at most that much staleness.
+waiting, before it answers from a kept row: a change is seen by every request
+that starts after its news reached the process (on one host, well under a
+millisecond after the change's commit returned; the process that made the
+change drops its own row at once). Rows are kept only while the subscription
+is known to hear everything: until it confirms (and after it fails, when news
+may have been missed) every lookup goes to the shared cache, as it does on a
+cache without publish/subscribe (the embedded mode's SQLite file, which is on
+local disk anyway). A row is also read again after `KEEP_SECONDS` whatever was
+heard, so a connection that dies without a word costs at most that much
+staleness.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import pickle
 import threading
@@ -26,14 +29,22 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache as default_cache
-from redis.exceptions import RedisError
+from redis.exceptions import NoPermissionError, RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+logger = logging.getLogger(__name__)
 
 CHANNEL = "api_key_changed"
-# The longest a row is kept here without being read from the shared cache again.
-KEEP_SECONDS = 60.0
+# The longest a row is kept here without being read from the shared cache
+# again: a lookup there every few seconds per key is nothing beside a
+# request's, and it bounds what a silently dead subscription could miss.
+KEEP_SECONDS = 10.0
 # The most rows kept at once: a process's share of memory stays small however
 # many keys its requests present.
 MOST_KEPT = 4096
+# After a subscription fails, how long lookups go to the shared cache before
+# subscribing again (a server that is down is not dialled on every request).
+RESUBSCRIBE_SECONDS = 5.0
 
 
 class LocalKeys:
@@ -44,27 +55,56 @@ class LocalKeys:
     def __init__(self, cache: Any = default_cache):
         self._cache = cache
         self._lock = threading.Lock()
-        self._rows: dict[str, tuple[float, bytes]] = {}
+        # prefix -> (kept until, the row's read_at, the pickled row)
+        self._rows: dict[str, tuple[float, float, bytes]] = {}
         # Counts the changes heard, so a row read from the shared cache before
         # a change is not kept after it (`keep`'s `heard`).
         self._heard = 0
         self._subscription: Any = None
+        self._subscribing = False
         self._listening = False
+        self._retry_at = 0.0
         self._pid = 0
 
     def _enabled(self) -> bool:
         return hasattr(self._cache, "subscription")
 
-    def _catch_up(self) -> None:
-        """Read what was published since the last call (under the lock). A
-        new process (a forked worker) subscribes afresh: the parent's
-        connection is not its own."""
-        if self._pid != os.getpid():
-            self._subscription, self._listening, self._pid = None, False, os.getpid()
-            self._forget_all()
+    def _subscribe(self) -> None:
+        """Subscribe (outside the lock: connecting may take a while, and
+        other requests go to the shared cache meanwhile)."""
         try:
-            if self._subscription is None:
-                self._subscription = self._cache.subscription(CHANNEL)
+            subscription = self._cache.subscription(CHANNEL)
+        except NoPermissionError:
+            # A Redis user without access to channels: rows are never kept here.
+            logger.warning("API key rows are not kept per process: the cache's Redis user may not subscribe.")
+            subscription, retry_in = None, float("inf")
+        except (RedisError, OSError):
+            subscription, retry_in = None, RESUBSCRIBE_SECONDS
+        with self._lock:
+            self._subscribing = False
+            if subscription is None:
+                self._retry_at = time.monotonic() + retry_in
+            elif self._pid == os.getpid():
+                self._subscription = subscription
+                return
+        if subscription is not None:  # forked while subscribing: not this process's
+            _close(subscription)
+
+    def _catch_up(self) -> tuple[bool, bool]:
+        """Read what was published since the last call (under the lock).
+        Answers whether a subscription is wanted and nobody is making one,
+        and whether every message that began to arrive was read whole. A new
+        process (a forked worker) subscribes afresh: the parent's connection
+        is not its own."""
+        if self._pid != os.getpid():
+            self._subscription, self._subscribing, self._listening = None, False, False
+            self._pid, self._retry_at = os.getpid(), 0.0
+            self._forget_all()
+        if self._subscription is None:
+            wanted = not self._subscribing and time.monotonic() >= self._retry_at
+            self._subscribing = self._subscribing or wanted
+            return wanted, True
+        try:
             while (message := self._subscription.get_message(timeout=0)) is not None:
                 if message["type"] == "subscribe":
                     # From here on every change is heard; what came before is unknown.
@@ -73,17 +113,25 @@ class LocalKeys:
                 elif message["type"] == "message":
                     self._rows.pop(message["data"].decode(), None)
                     self._heard += 1
+        except RedisTimeoutError:
+            # A message only partly arrived: it may be news of the row asked
+            # for. The rest is read next time.
+            return False, False
+        except NoPermissionError:
+            logger.warning("API key rows are not kept per process: the cache's Redis user may not subscribe.")
+            self._stop_listening(retry_in=float("inf"))
         except (RedisError, OSError):
-            # A lost connection may have lost news too: nothing kept is trusted,
-            # and the next lookup subscribes again.
-            self._stop_listening()
+            # A lost connection may have lost news too: nothing kept is
+            # trusted, and a new subscription is made after a pause.
+            self._stop_listening(retry_in=RESUBSCRIBE_SECONDS)
+        return False, True
 
-    def _stop_listening(self) -> None:
+    def _stop_listening(self, *, retry_in: float) -> None:
         subscription, self._subscription, self._listening = self._subscription, None, False
+        self._retry_at = time.monotonic() + retry_in
         self._forget_all()
         if subscription is not None:
-            with contextlib.suppress(RedisError, OSError):
-                subscription.close()
+            _close(subscription)
 
     def _forget_all(self) -> None:
         self._rows.clear()
@@ -91,25 +139,28 @@ class LocalKeys:
 
     def get(self, prefix: str) -> tuple[Any, int]:
         """The kept row for `prefix` (a `CachedKey`, None if none is kept),
-        and the count of changes heard so far, for `keep`."""
+        and the count of changes heard so far, for `keep` (-1 while the
+        subscription does not hear everything: nothing may be kept)."""
         if not self._enabled():
-            return None, 0
+            return None, -1
         with self._lock:
-            self._catch_up()
-            if not self._listening:
-                return None, -1
-            kept = self._rows.get(prefix)
-            heard = self._heard
+            subscribe, settled = self._catch_up()
+            if self._listening and settled:
+                heard, kept = self._heard, self._rows.get(prefix)
+            else:
+                heard, kept = -1, None
+        if subscribe:
+            self._subscribe()
         if kept is None or kept[0] <= time.monotonic():
             return None, heard
-        return pickle.loads(kept[1]), heard  # noqa: S301 - pickled here, from the shared cache's row
+        return pickle.loads(kept[2]), heard  # noqa: S301 - pickled here, from the shared cache's row
 
     def keep(self, prefix: str, entry: Any, *, heard: int) -> None:
         """Keep `entry`, read from the shared cache after `get` answered
         `heard`, unless a change was heard since (it may predate the change).
         Only a key's row is kept: a prefix no key has (a client's mistake, or
         guesses) is answered by the shared cache."""
-        if heard < 0 or entry.api_key is None or not self._enabled():
+        if heard < 0 or entry.api_key is None:
             return
         lifetime = min(KEEP_SECONDS, entry.read_at + settings.API_KEY_CACHE_SECONDS - time.time())
         if lifetime <= 0:
@@ -123,16 +174,18 @@ class LocalKeys:
                 self._rows = {p: kept for p, kept in self._rows.items() if kept[0] > now}
                 if len(self._rows) >= MOST_KEPT:
                     return
-            self._rows[prefix] = (time.monotonic() + lifetime, blob)
+            self._rows[prefix] = (time.monotonic() + lifetime, entry.read_at, blob)
 
     def replace(self, prefix: str, entry: Any) -> None:
-        """Put a newer copy of a row kept here in its place (a request stamped
-        `last_used_at`), keeping its time to live; nothing if it is not kept."""
+        """Put a stamped copy (`last_used_at`) of the row kept for `prefix` in
+        its place, keeping its time to live: only if the row kept is still
+        the one the copy was made from (same read), never over a row read
+        after a change."""
         blob = pickle.dumps(entry, pickle.HIGHEST_PROTOCOL)
         with self._lock:
             kept = self._rows.get(prefix)
-            if kept is not None:
-                self._rows[prefix] = (kept[0], blob)
+            if kept is not None and kept[1] == entry.read_at:
+                self._rows[prefix] = (kept[0], kept[1], blob)
 
     def forget(self, prefixes: list[str]) -> None:
         """Drop rows this process changed: its own next request must not wait
@@ -143,13 +196,27 @@ class LocalKeys:
             self._heard += 1
 
 
+def _close(subscription: Any) -> None:
+    with contextlib.suppress(RedisError, OSError):
+        subscription.close()
+    with contextlib.suppress(RedisError, OSError):
+        subscription.connection_pool.disconnect()
+
+
 def publish_changed(prefixes: list[str], *, cache: Any = default_cache) -> None:
-    """Tell every process's `LocalKeys` (this one's at once) that these keys changed."""
+    """Tell every process's `LocalKeys` (this one's at once) that these keys
+    changed. A Redis user that may not publish may not subscribe either: no
+    process keeps rows then, and the shared cache's record of the change is
+    what every lookup reads."""
     local_keys.forget(prefixes)
     publish = getattr(cache, "publish", None)
-    if publish is not None:
+    if publish is None:
+        return
+    try:
         for prefix in prefixes:
             publish(CHANNEL, prefix)
+    except NoPermissionError:
+        logger.warning("API key changes are not published: the cache's Redis user may not publish.")
 
 
 local_keys = LocalKeys()

@@ -106,12 +106,15 @@ def api_key_authenticate_counted(
         return None, None
     prefix, _ = parts
     key_hash = hash_key_secret(raw_key)
-    entry, hit = _cached_key(prefix, rate=rate, ident=rate.ident_of(key_hash) if rate else "")
+    ident = rate.ident_of(key_hash) if rate else ""
+    entry, hit = _cached_key(prefix, rate=rate, ident=ident)
     api_key = entry.api_key
     expected = api_key.key_hash if api_key is not None else "0" * 64
     # Compare even when no key matched, so timing does not reveal which prefixes exist.
     matches = hmac.compare_digest(expected, key_hash)
     if api_key is None or not matches or api_key.revoked_at is not None:
+        if rate is not None:
+            window_leases.drop(ident)  # no request of this secret will use them
         return None, None
     api_key.cache_read_at = entry.read_at
     return api_key, hit

@@ -3,15 +3,16 @@ missing or wrong.
 
 Fixed windows counted in the shared cache (Redis in production, the SQLite
 cache file in the embedded mode), so every web worker counts against the same
-window. A hit is an `INCR` of the window's counter, which is given its
+window. A hit is an `INCRBY` of the window's counter, which is given its
 `EXPIRE` on the first hit (DRF's own throttle reads a pickled list of
 timestamps and writes it back: two round trips and a growing value); a key's
 hit travels with its lookup, so an authenticated request costs at most one
 cache round trip in all.
 
-A key's window far from its limit is counted in leases (`WindowLeases`): a
-process counts several hits at once and hands them to its next requests, so
-a busy key costs a round trip every few requests, not every one.
+A key's window far from its limit is counted in leases (`WindowLeases`, on
+either cache): a process counts several hits at once and hands them to its
+next requests, so a busy key costs a round trip every few requests, not
+every one.
 """
 
 from __future__ import annotations
@@ -36,17 +37,26 @@ class WindowHit:
     count: int
 
 
-# A lease is at most this share of what is left of the window's limit, and
-# at most LEASE_MOST hits: a window is never counted in leases within
-# LEASE_SHARE requests of its limit (one hit per request there, as with no
-# leases), and requests refused while other processes hold unused hits are
-# few (at most LEASE_MOST, or the share, per process).
+# A lease is at most this share of what this process last saw left of the
+# window's limit, and at most LEASE_MOST hits: near its limit a window is
+# counted hit by hit, as with no leases, and requests refused while other
+# processes hold unused hits are few (at most LEASE_MOST, or the share, per
+# process).
 LEASE_SHARE = 64
 LEASE_MOST = 32
-# The most identities holding a lease in a process: past it, all leases are
-# dropped (their hits are lost, as at a window's end), so a flood of distinct
-# keys or guessed secrets cannot grow a process's memory.
+# The most identities holding a lease in a process: past it, the one leased
+# longest ago is dropped (its hits are lost, as at a window's end), so a flood
+# of distinct keys cannot grow a process's memory.
 MOST_LEASES = 4096
+
+
+class _Lease:
+    __slots__ = ("counter", "ranges", "highest")
+
+    def __init__(self, counter: str):
+        self.counter = counter
+        self.ranges: list[list[int]] = []  # [next hit's number, last hit's number], oldest first
+        self.highest = 0  # the highest count the counter answered
 
 
 class WindowLeases:
@@ -54,32 +64,37 @@ class WindowLeases:
     process's requests. Each request takes the next hit of its window's
     lease, numbered as the counter numbered it, so the throttle compares it
     to the limit as it would a hit counted alone: no more requests are let
-    through than the limit, whatever the leases. Hits leased and not used
+    through than the limit, whatever the leases. Threads that count at the
+    same moment each add their hits to the lease. Hits leased and not used
     when their window ends are lost (they counted against a window that is
-    over); a lease never outlives its window's counter."""
+    over); a lease never outlives its window's counter, nor a counter that
+    started again (a cache server restarted: hits numbered before are no
+    longer the counter's)."""
 
     def __init__(self):
         self._lock = threading.Lock()
-        # ident -> [counter, next hit's number, last hit's number]
-        self._leases: dict[str, list] = {}
+        self._leases: dict[str, _Lease] = {}  # oldest grant first
 
     def take(self, ident: str, counter: str) -> int | None:
         """The number of a hit leased on `counter`, now this request's; None
         when none is left (count `size` hits, then `granted`)."""
         with self._lock:
             lease = self._leases.get(ident)
-            if lease is None or lease[0] != counter or lease[1] > lease[2]:
+            if lease is None or lease.counter != counter or not lease.ranges:
                 return None
-            lease[1] += 1
-            return lease[1] - 1
+            hit = lease.ranges[0]
+            if hit[0] == hit[1]:
+                lease.ranges.pop(0)
+            hit[0] += 1
+            return hit[0] - 1
 
     def size(self, ident: str, counter: str, limit: int) -> int:
         """How many hits to count on `counter` for the next lease: a share of
-        what the counter had left when last counted (of the limit, for a new
-        window)."""
+        what the counter had left when last counted here (of the limit, for a
+        new window)."""
         with self._lock:
             lease = self._leases.get(ident)
-            left = limit - lease[2] if lease is not None and lease[0] == counter else limit
+            left = limit - lease.highest if lease is not None and lease.counter == counter else limit
         return max(1, min(LEASE_MOST, left // LEASE_SHARE))
 
     def granted(self, ident: str, counter: str, count: int, hits: int) -> int:
@@ -87,10 +102,23 @@ class WindowLeases:
         the first is this request's (its number is answered), the rest leased."""
         first = count - hits + 1
         with self._lock:
-            if len(self._leases) >= MOST_LEASES and ident not in self._leases:
-                self._leases.clear()
-            self._leases[ident] = [counter, first + 1, count]
+            lease = self._leases.pop(ident, None)
+            if lease is None or lease.counter != counter or first == 1:
+                # A new window, or a counter (re)created: only its first count starts at 1.
+                lease = _Lease(counter)
+            if len(self._leases) >= MOST_LEASES:
+                del self._leases[next(iter(self._leases))]
+            self._leases[ident] = lease
+            lease.highest = max(lease.highest, count)
+            if hits > 1:
+                lease.ranges.append([first + 1, count])
         return first
+
+    def drop(self, ident: str) -> None:
+        """Forget `ident`'s lease (its key was not authenticated: no later
+        request of it needs the hits)."""
+        with self._lock:
+            self._leases.pop(ident, None)
 
 
 window_leases = WindowLeases()

@@ -253,7 +253,9 @@ class RedisCacheClient(DjangoRedisCacheClient):
         to it since, without waiting. The connection is never silently
         replaced (no retry): news published while it was down would be lost
         unnoticed, so a failure is raised for the subscriber to judge."""
-        options = {**self._pool_options, "retry": Retry(NoBackoff(), retries=0)}
+        # A server that does not answer is given up on soon: requests go to
+        # the shared cache meanwhile, and try again later.
+        options = {"socket_connect_timeout": 2, **self._pool_options, "retry": Retry(NoBackoff(), retries=0)}
         pool = self._pool_class.from_url(self._servers[0], **options)
         pubsub = self._client(connection_pool=pool).pubsub()
         pubsub.subscribe(channel)

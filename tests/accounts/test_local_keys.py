@@ -12,11 +12,10 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
-from accounts.apps import _mark_changed
 from accounts.local_keys import CHANNEL, LocalKeys, local_keys
 from accounts.models import ApiKey
 from accounts.selectors import api_key_authenticate, api_key_authenticate_counted, api_key_changed_key
-from accounts.services import api_key_create, api_key_revoke
+from accounts.services import api_key_create, api_key_revoke, hash_key_secret
 from accounts.throttling import LEASE_MOST, LEASE_SHARE, ApiKeyRateThrottle, WindowLeases
 from memory_project.cache import read_and_count
 
@@ -103,41 +102,122 @@ def test_a_change_made_here_is_seen_at_once_without_waiting_for_the_news(workspa
 
 
 @redis_only
-def test_a_lost_subscription_trusts_no_kept_row(workspace):
+def test_a_lost_subscription_trusts_no_kept_row(workspace, monkeypatch):
     """News published while the subscription's connection is down is lost:
     once the loss is noticed, lookups go to the shared cache again (which
     has the change), and rows are kept again only after a new subscription
     is confirmed."""
     import redis
 
+    from accounts import local_keys as module
+
+    monkeypatch.setattr(module, "RESUBSCRIBE_SECONDS", 0.05)
     created = api_key_create(workspace=workspace, name="k")
+    prefix = created.api_key.prefix
     _listening()
     assert api_key_authenticate(raw_key=created.raw_key) is not None
+    assert local_keys.get(prefix)[0] is not None
     server = redis.Redis.from_url(settings.CACHES["default"]["LOCATION"])
     host, port = local_keys._subscription.connection._sock.getsockname()[:2]
     assert server.client_kill(f"{host}:{port}")
     ApiKey.objects.filter(pk=created.api_key.pk).update(revoked_at=timezone.now())
-    _changed_elsewhere(created.api_key.prefix)  # published to nobody (of this process)
+    _changed_elsewhere(prefix)  # published to nobody (of this process)
     assert api_key_authenticate(raw_key=created.raw_key) is None
-    _listening()
-    assert local_keys.get(created.api_key.prefix)[0] is None
+    _listening()  # subscribed again, after the pause
+    assert api_key_authenticate(raw_key=created.raw_key) is None
+    assert local_keys.get(prefix)[0].api_key.revoked_at is not None  # the row kept now is the new one
 
 
 @redis_only
 def test_a_row_read_before_a_change_is_not_kept_after_the_news(workspace):
-    """A lookup reads the shared cache, the change's news is heard (by
-    another request of this process) before the lookup keeps what it read:
-    the row is not kept."""
+    """A lookup reads the shared cache, then the news of a change is heard
+    (by another request of this process) before the lookup keeps what it
+    read: the row is not kept, as it may predate the change."""
+    from accounts.selectors import CachedKey
+
     created = api_key_create(workspace=workspace, name="k")
     prefix = created.api_key.prefix
     _listening()
-    _, heard = local_keys.get(prefix)
-    entry = api_key_authenticate(raw_key=created.raw_key)  # keeps a row of its own; dropped below
-    _mark_changed([prefix])
-    from accounts.selectors import CachedKey
 
-    local_keys.keep(prefix, CachedKey(time.time(), entry), heard=heard)  # the late keep
+    def row() -> CachedKey:
+        return CachedKey(time.time(), ApiKey.objects.select_related("workspace").get(prefix=prefix))
+
+    _, heard = local_keys.get(prefix)
+    late = row()
+    _changed_elsewhere(prefix)
+    deadline = time.monotonic() + 5
+    while local_keys.get("another-prefix")[1] == heard:  # another request hears the news
+        assert time.monotonic() < deadline, "the news never came"
+        time.sleep(0.01)
+    local_keys.keep(prefix, late, heard=heard)
     assert local_keys.get(prefix)[0] is None
+    # A row read after the news is kept.
+    _, heard = local_keys.get(prefix)
+    local_keys.keep(prefix, row(), heard=heard)
+    assert local_keys.get(prefix)[0] is not None
+
+
+@redis_only
+def test_a_stamp_made_from_a_row_read_before_a_change_does_not_replace_a_newer_row(workspace):
+    """A request stamps `last_used_at` on the row it read; meanwhile the key
+    is revoked and another request keeps the revoked row: the late stamp
+    must not put the old row back."""
+    created = api_key_create(workspace=workspace, name="k")
+    prefix = created.api_key.prefix
+    _listening()
+    assert api_key_authenticate(raw_key=created.raw_key) is not None
+    stamped = local_keys.get(prefix)[0]  # the first request's row, stamped below
+    stamped.api_key.last_used_at = timezone.now()
+    ApiKey.objects.filter(pk=created.api_key.pk).update(revoked_at=timezone.now())
+    _changed_elsewhere(prefix)
+    deadline = time.monotonic() + 5
+    while api_key_authenticate(raw_key=created.raw_key) is not None:  # the news, then the revoked row kept
+        assert time.monotonic() < deadline, "the revoke was never seen"
+        time.sleep(0.01)
+    local_keys.replace(prefix, stamped)
+    assert api_key_authenticate(raw_key=created.raw_key) is None
+
+
+@redis_only
+def test_keys_are_made_and_revoked_when_the_redis_user_may_not_publish(workspace, monkeypatch):
+    from redis.exceptions import NoPermissionError
+
+    from memory_project.cache import RedisCache
+
+    def refused(self, channel, message):
+        raise NoPermissionError("this user has no permissions to access one of the channels")
+
+    monkeypatch.setattr(RedisCache, "publish", refused)
+    created = api_key_create(workspace=workspace, name="k")
+    assert api_key_authenticate(raw_key=created.raw_key) is not None
+    api_key_revoke(api_key=ApiKey.objects.get(pk=created.api_key.pk))
+    assert api_key_authenticate(raw_key=created.raw_key) is None
+
+
+class _CacheWithoutServer:
+    """A cache whose server cannot be subscribed to."""
+
+    def __init__(self, error: Exception):
+        self.error, self.attempts = error, 0
+
+    def subscription(self, channel):
+        self.attempts += 1
+        raise self.error
+
+
+def test_a_subscription_that_fails_is_not_tried_on_every_request():
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import NoPermissionError
+
+    down = _CacheWithoutServer(RedisConnectionError("Connection refused"))
+    keys = LocalKeys(down)
+    assert [keys.get("prefix") for _ in range(50)] == [(None, -1)] * 50
+    assert down.attempts == 1  # again after RESUBSCRIBE_SECONDS
+    refused = _CacheWithoutServer(NoPermissionError("no channels for this user"))
+    keys = LocalKeys(refused)
+    for _ in range(50):
+        keys.get("prefix")
+    assert refused.attempts == 1 and keys._retry_at == float("inf")  # not a pause: never again
 
 
 @pytest.mark.django_db(transaction=True)
@@ -146,6 +226,7 @@ def test_a_revoke_is_seen_by_every_gunicorn_worker_on_the_next_request(workspace
     """Two workers, each keeping the key's row: the revoke (in this process)
     is effective for the very next request, whichever worker answers it."""
     import os
+    from concurrent.futures import ThreadPoolExecutor
 
     import httpx
 
@@ -154,21 +235,22 @@ def test_a_revoke_is_seen_by_every_gunicorn_worker_on_the_next_request(workspace
 
     created = api_key_create(workspace=workspace, name="k")
     env = {**os.environ, "LOG_LEVEL": "WARNING", "DATABASE_URL": worker_database_url()}
-    with gunicorn("--workers", "2", "--threads", "2", env=env) as (_, port):
+    with gunicorn("--workers", "2", "--threads", "1", env=env) as (_, port):
         url = f"http://127.0.0.1:{port}/v1/conversations"
         headers = {"Authorization": f"Bearer {created.raw_key}"}
 
-        def statuses(n: int) -> list[int]:
-            # A new connection each time: both workers answer some.
-            return [httpx.get(url, headers=headers, timeout=30).status_code for _ in range(n)]
+        def status(_: int) -> int:
+            # A new connection each time; several at once, so both workers answer.
+            return httpx.get(url, headers=headers, timeout=30).status_code
 
         deadline = time.monotonic() + 60
-        while statuses(1) != [200]:  # the server is up and answering
+        while status(0) != 200:  # the server is up and answering
             assert time.monotonic() < deadline
             time.sleep(0.2)
-        assert statuses(40) == [200] * 40  # both workers keep the row by now
-        api_key_revoke(api_key=ApiKey.objects.get(pk=created.api_key.pk))
-        assert statuses(40) == [401] * 40
+        with ThreadPoolExecutor(4) as pool:
+            assert list(pool.map(status, range(60))) == [200] * 60  # both workers keep the row by now
+            api_key_revoke(api_key=ApiKey.objects.get(pk=created.api_key.pk))
+            assert list(pool.map(status, range(60))) == [401] * 60
 
 
 def test_leases_never_let_more_than_the_limit_through(workspace):
@@ -214,10 +296,52 @@ def test_leases_held_at_once_are_bounded(monkeypatch):
     for ident in ("a", "b", "c"):
         assert leases.granted(ident, "counter", count=10, hits=5) == 6
     assert leases.take("a", "counter") == 7
-    # A fourth identity drops every lease held (their hits are lost, as at a window's end).
+    # A fourth identity drops the lease granted longest ago.
     leases.granted("d", "counter", count=20, hits=5)
     assert leases.take("a", "counter") is None
+    assert leases.take("b", "counter") == 7
     assert leases.take("d", "counter") == 17
+
+
+def test_threads_counting_at_once_each_add_to_the_lease(workspace):
+    """Threads of one process whose lease runs out at the same moment each
+    count hits: all of them are handed out, none lost, so the window lets
+    through exactly its limit."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    limit = 40 * LEASE_SHARE
+    counter, ident = f"threads-{workspace.pk}-{time.time_ns()}", "ident"
+    leases = WindowLeases()
+
+    def request(_: int) -> int:
+        hit = leases.take(ident, counter)
+        if hit is None:
+            hits = leases.size(ident, counter, limit)
+            hit = leases.granted(ident, counter, read_and_count(cache, (), counter, 120, hits=hits)[1], hits)
+        return hit
+
+    with ThreadPoolExecutor(8) as pool:
+        hits = list(pool.map(request, range(2 * limit)))
+    assert sorted(hit for hit in hits if hit <= limit) == list(range(1, limit + 1))
+
+
+def test_a_counter_that_starts_again_drops_the_hits_leased_on_it():
+    leases = WindowLeases()
+    assert leases.granted("ident", "counter", count=64, hits=32) == 33
+    # The cache server restarted: the counter answers from 1 again.
+    assert leases.granted("ident", "counter", count=32, hits=32) == 1
+    assert [leases.take("ident", "counter") for _ in range(32)] == [*range(2, 33), None]
+
+
+def test_a_refused_secret_keeps_no_lease(workspace, monkeypatch):
+    from accounts.throttling import window_leases
+
+    raw = api_key_create(workspace=workspace, name="k").raw_key
+    rate = _rate("100000/min", monkeypatch)
+    forged = raw[:-5] + "zzzzz"
+    assert api_key_authenticate_counted(raw_key=forged, rate=rate) == (None, None)
+    ident = rate.ident_of(hash_key_secret(forged))
+    assert window_leases.take(ident, rate.window_counter(ident)[0]) is None
 
 
 @redis_only
