@@ -65,6 +65,12 @@ class LocalKeys:
         self._listening = False
         self._retry_at = 0.0
         self._pid = 0
+        # A forked child starts with a lock of its own: one held by another
+        # thread of the parent at the fork would never be released there.
+        os.register_at_fork(after_in_child=self._new_lock)
+
+    def _new_lock(self) -> None:
+        self._lock = threading.Lock()
 
     def _enabled(self) -> bool:
         return hasattr(self._cache, "subscription")
@@ -111,7 +117,8 @@ class LocalKeys:
                     self._forget_all()
                     self._listening = True
                 elif message["type"] == "message":
-                    self._rows.pop(message["data"].decode(), None)
+                    for prefix in message["data"].decode().split():
+                        self._rows.pop(prefix, None)
                     self._heard += 1
         except RedisTimeoutError:
             # A message only partly arrived: it may be news of the row asked
@@ -213,8 +220,7 @@ def publish_changed(prefixes: list[str], *, cache: Any = default_cache) -> None:
     if publish is None:
         return
     try:
-        for prefix in prefixes:
-            publish(CHANNEL, prefix)
+        publish(CHANNEL, " ".join(prefixes))  # prefixes are hex: one message for all of them
     except NoPermissionError:
         logger.warning("API key changes are not published: the cache's Redis user may not publish.")
 

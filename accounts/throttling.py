@@ -17,6 +17,7 @@ every one.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -72,6 +73,11 @@ class WindowLeases:
     longer the counter's)."""
 
     def __init__(self):
+        self._after_fork()
+        # A forked child counts for itself, with a lock of its own.
+        os.register_at_fork(after_in_child=self._after_fork)
+
+    def _after_fork(self) -> None:
         self._lock = threading.Lock()
         self._leases: dict[str, _Lease] = {}  # oldest grant first
 

@@ -350,3 +350,18 @@ def test_a_prefix_no_key_has_is_not_kept(workspace):
     raw = "mk_ffffffffffff_" + "x" * 43
     assert api_key_authenticate(raw_key=raw) is None
     assert local_keys.get("ffffffffffff")[0] is None
+
+
+@redis_only
+def test_one_message_tells_of_all_of_a_workspaces_keys(workspace):
+    """A workspace's change concerns all its keys: one message names them all."""
+    keys = [api_key_create(workspace=workspace, name=f"k{n}") for n in range(2)]
+    _listening()
+    for created in keys:
+        assert api_key_authenticate(raw_key=created.raw_key) is not None
+        assert local_keys.get(created.api_key.prefix)[0] is not None
+    cache.publish(CHANNEL, " ".join(created.api_key.prefix for created in keys))
+    deadline = time.monotonic() + 5
+    while any(local_keys.get(created.api_key.prefix)[0] is not None for created in keys):
+        assert time.monotonic() < deadline, "the news never came"
+        time.sleep(0.01)
