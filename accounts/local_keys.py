@@ -54,23 +54,24 @@ class LocalKeys:
 
     def __init__(self, cache: Any = default_cache):
         self._cache = cache
-        self._lock = threading.Lock()
-        # prefix -> (kept until, the row's read_at, the pickled row)
-        self._rows: dict[str, tuple[float, float, bytes]] = {}
         # Counts the changes heard, so a row read from the shared cache before
         # a change is not kept after it (`keep`'s `heard`).
         self._heard = 0
+        self._start()
+        os.register_at_fork(after_in_child=self._start)
+
+    def _start(self) -> None:
+        """A process's first state, and a forked child's (a gunicorn worker):
+        the parent's rows, subscription and lock are not its own (a lock held
+        by another of the parent's threads would never be released here)."""
+        self._lock = threading.Lock()
+        # prefix -> (kept until, the row's read_at, the pickled row)
+        self._rows: dict[str, tuple[float, float, bytes]] = {}
+        self._heard += 1
         self._subscription: Any = None
         self._subscribing = False
         self._listening = False
         self._retry_at = 0.0
-        self._pid = 0
-        # A forked child starts with a lock of its own: one held by another
-        # thread of the parent at the fork would never be released there.
-        os.register_at_fork(after_in_child=self._new_lock)
-
-    def _new_lock(self) -> None:
-        self._lock = threading.Lock()
 
     def _enabled(self) -> bool:
         return hasattr(self._cache, "subscription")
@@ -79,33 +80,20 @@ class LocalKeys:
         """Subscribe (outside the lock: connecting may take a while, and
         other requests go to the shared cache meanwhile)."""
         try:
-            subscription = self._cache.subscription(CHANNEL)
+            subscription, retry_in = self._cache.subscription(CHANNEL), 0.0
         except NoPermissionError:
-            # A Redis user without access to channels: rows are never kept here.
-            logger.warning("API key rows are not kept per process: the cache's Redis user may not subscribe.")
-            subscription, retry_in = None, float("inf")
+            subscription, retry_in = None, _refused_channels()
         except (RedisError, OSError):
             subscription, retry_in = None, RESUBSCRIBE_SECONDS
         with self._lock:
             self._subscribing = False
-            if subscription is None:
-                self._retry_at = time.monotonic() + retry_in
-            elif self._pid == os.getpid():
-                self._subscription = subscription
-                return
-        if subscription is not None:  # forked while subscribing: not this process's
-            _close(subscription)
+            self._subscription = subscription
+            self._retry_at = time.monotonic() + retry_in
 
     def _catch_up(self) -> tuple[bool, bool]:
         """Read what was published since the last call (under the lock).
         Answers whether a subscription is wanted and nobody is making one,
-        and whether every message that began to arrive was read whole. A new
-        process (a forked worker) subscribes afresh: the parent's connection
-        is not its own."""
-        if self._pid != os.getpid():
-            self._subscription, self._subscribing, self._listening = None, False, False
-            self._pid, self._retry_at = os.getpid(), 0.0
-            self._forget_all()
+        and whether every message that began to arrive was read whole."""
         if self._subscription is None:
             wanted = not self._subscribing and time.monotonic() >= self._retry_at
             self._subscribing = self._subscribing or wanted
@@ -125,8 +113,7 @@ class LocalKeys:
             # for. The rest is read next time.
             return False, False
         except NoPermissionError:
-            logger.warning("API key rows are not kept per process: the cache's Redis user may not subscribe.")
-            self._stop_listening(retry_in=float("inf"))
+            self._stop_listening(retry_in=_refused_channels())
         except (RedisError, OSError):
             # A lost connection may have lost news too: nothing kept is
             # trusted, and a new subscription is made after a pause.
@@ -201,6 +188,13 @@ class LocalKeys:
             for prefix in prefixes:
                 self._rows.pop(prefix, None)
             self._heard += 1
+
+
+def _refused_channels() -> float:
+    """A Redis user without access to channels: rows are never kept here
+    (the pause before subscribing again is endless)."""
+    logger.warning("API key rows are not kept per process: the cache's Redis user may not use channels.")
+    return float("inf")
 
 
 def _close(subscription: Any) -> None:
