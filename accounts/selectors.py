@@ -40,20 +40,22 @@ def _cached_key(prefix: str, *, rate: ApiKeyRateThrottle | None, ident: str) -> 
     trip for all of it, none for a kept row and a leased hit."""
     kept, heard = local_keys.get(prefix)
     window = rate.window_counter(ident) if rate is not None else None
-    hit = None
+    hit, to_count = None, 0
     if window is not None:
         leased = window_leases.take(ident, window[0])
-        hit = WindowHit(window[0], leased) if leased is not None else None
-    if kept is not None and (window is None or hit is not None):
+        if leased is None:
+            to_count = window_leases.size(ident, window[0], rate.num_requests)
+        else:
+            hit = WindowHit(window[0], leased)
+    if kept is not None and not to_count:
         return kept, hit
     entry_key, changed_key = api_key_cache_key(prefix), api_key_changed_key(prefix)
     names = [] if kept is not None else [entry_key, changed_key]
-    if window is None or hit is not None:
-        found = cache.get_many(names)
+    if to_count:
+        found, count = read_and_count(cache, names, *window, hits=to_count)
+        hit = WindowHit(window[0], window_leases.granted(ident, window[0], count, to_count))
     else:
-        hits = window_leases.size(ident, window[0], rate.num_requests)
-        found, count = read_and_count(cache, names, *window, hits=hits)
-        hit = WindowHit(window[0], window_leases.granted(ident, window[0], count, hits))
+        found = cache.get_many(names)
     if kept is not None:
         return kept, hit
     entry, changed_at = found.get(entry_key), found.get(changed_key)
