@@ -498,9 +498,9 @@ def _upsert_in_thread(rows: list[Checkpoint] | list[CheckpointWrite], *, thread_
     for row in rows:
         params.extend(f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields)
     params += [rows[0].workspace_id, thread_id]
-    postgresql = connection.vendor == "postgresql"
-    with prepared_cursor() if postgresql else connection.cursor() as cursor:
-        cursor.execute(_upsert_in_thread_sql(model, len(rows), connection.vendor), params)
+    vendor = connection.vendor
+    with prepared_cursor() if vendor == "postgresql" else connection.cursor() as cursor:
+        cursor.execute(_upsert_in_thread_sql(model, len(rows), vendor), params)
         # Asking afterwards whether the conversation exists would race with
         # the put that creates it: only the rows returned are known written.
         return len(cursor.fetchall()) == len(rows)
