@@ -36,3 +36,75 @@ def test_gunicorn_freezes_what_the_master_loaded_before_forking_a_worker():
         assert gc.get_freeze_count() > 10_000
     finally:
         gc.unfreeze()
+
+
+def test_gunicorn_collects_a_workers_young_objects_less_often_than_python_does():
+    import gc
+    import runpy
+
+    from django.conf import settings
+
+    hooks = runpy.run_path(str(settings.BASE_DIR / "memory_project" / "gunicorn.conf.py"))
+    before = gc.get_threshold()
+    try:
+        hooks["pre_fork"](None, None)
+        assert gc.get_threshold()[0] == 10_000
+        assert gc.get_threshold()[1:] == before[1:]
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+
+
+def _get(path: str) -> tuple[str, bytes]:
+    """A GET through the WSGI application gunicorn serves, as Django's test
+    client does it: without closing the test's database connection after."""
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+    from django.test import RequestFactory
+
+    from memory_project.wsgi import application
+
+    answer: dict[str, str] = {}
+
+    def start_response(status, headers, exc_info=None):
+        answer["status"] = status
+
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        body = b"".join(application(RequestFactory().get(path).environ, start_response))
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+    return answer["status"], body
+
+
+def test_a_path_seen_before_is_resolved_from_memory(db):
+    from memory_project.wsgi import _resolved
+
+    _get("/favicon.ico")
+    hits = _resolved.cache_info().hits
+    status, body = _get("/favicon.ico")
+    assert status.startswith("200")
+    assert _resolved.cache_info().hits == hits + 1
+
+
+def test_a_path_no_route_takes_is_answered_404_each_time_and_not_remembered(db):
+    from memory_project.wsgi import _resolved
+
+    for _ in range(2):
+        size = _resolved.cache_info().currsize
+        status, body = _get("/v1/no-such-route")
+        assert status.startswith("404")
+        assert b"not_found_error" in body
+        assert _resolved.cache_info().currsize == size
+
+
+def test_a_swapped_urlconf_resolves_afresh(db, settings):
+    # The benchmark's URLconf adds routes the service's has not; what was
+    # remembered under one route list is never served under another.
+    assert _get("/v1/bench/floor/ping")[0].startswith("404")
+    settings.ROOT_URLCONF = "bench.floor_server.urls"
+    assert _get("/v1/bench/floor/ping")[0].startswith("401")  # found, and asks for a key
+    settings.ROOT_URLCONF = "memory_project.urls"
+    assert _get("/v1/bench/floor/ping")[0].startswith("404")
