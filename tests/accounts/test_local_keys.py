@@ -62,6 +62,27 @@ def _changed_elsewhere(prefix: str) -> None:
 
 
 @redis_only
+def test_each_request_gets_its_own_copy_of_a_kept_row_and_its_workspace(workspace, django_assert_num_queries):
+    raw = api_key_create(workspace=workspace, name="k").raw_key
+    _listening()
+    first = api_key_authenticate(raw_key=raw)  # reads and keeps the row
+    kept = api_key_authenticate(raw_key=raw)
+    assert kept is not first and local_keys.get(first.prefix)[0] is not None
+    stored = ApiKey.objects.select_related("workspace").get(pk=first.pk)
+    fields = [f.attname for f in ApiKey._meta.concrete_fields]
+    assert [getattr(kept, name) for name in fields] == [getattr(stored, name) for name in fields]
+    assert not kept._state.adding and kept._state.db == stored._state.db
+    with django_assert_num_queries(0):
+        assert kept.workspace.name == workspace.name and kept.workspace.slug == workspace.slug
+    # What one request stamps on its copy, the next copy does not carry.
+    kept.last_used_at = timezone.now()
+    kept.workspace.name = "changed by a request"
+    again = api_key_authenticate(raw_key=raw)
+    assert again is not kept and again.last_used_at == stored.last_used_at
+    assert again.workspace is not kept.workspace and again.workspace.name == workspace.name
+
+
+@redis_only
 def test_a_kept_row_and_a_leased_hit_cost_no_round_trip(workspace, monkeypatch):
     raw = api_key_create(workspace=workspace, name="k").raw_key
     rate = _rate("100000/min", monkeypatch)  # leases of LEASE_MOST hits
