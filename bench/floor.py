@@ -625,7 +625,9 @@ def main() -> int:
             figures["page_per_s"].append(measure_page(pg, seeds["postgresql"], round_no, seconds))
             figures["batch_messages_per_s"].append(measure_batch(pg, seeds["postgresql"], round_no, seconds))
             figures["openai_turns_per_s"].append(measure_openai(pg, seeds["postgresql"], round_no, 10 if args.quick else 25))
-            figures["langgraph_runs_per_s"].append(measure_langgraph(pg, seeds["postgresql"], round_no, 3 if args.quick else 8))
+            # 20 runs a side: a run is 20-40 ms, and rounds of 8 swung 0.33-0.67
+            # in their ratio on a busy 2-CPU machine (one slow run in eight moves it).
+            figures["langgraph_runs_per_s"].append(measure_langgraph(pg, seeds["postgresql"], round_no, 3 if args.quick else 20))
             for kind, server in (("postgresql", pg), ("sqlite", lite)):
                 figures[f"deep_page_ms[{kind}]"].append(measure_deep_page(server, seeds[kind], round_no, samples))
                 figures[f"memory_list_q_p95_ms[{kind}]"].append(
