@@ -359,6 +359,23 @@ def _throughput(request, *, clients: int, seconds: float) -> float:
     return sum(done) / (time.monotonic() - started)
 
 
+# Throughput goals are timed in this many alternating slices a side: the
+# machine's speed drifts by a third over minutes here, and two 5-second
+# stretches one after the other put that drift into the ratio.
+SLICES = 5
+
+
+def _throughputs(round_no: int, first, second, *, clients: int, seconds: float) -> tuple[float, float]:
+    """`_throughput` of two request functions, `seconds` each, taken in
+    `SLICES` turns about (which goes first alternates by round)."""
+    rates: tuple[list[float], list[float]] = ([], [])
+    order = ((1, second), (0, first)) if round_no % 2 else ((0, first), (1, second))
+    for _ in range(SLICES):
+        for side, request in order:
+            rates[side].append(_throughput(request, clients=clients, seconds=seconds / SLICES))
+    return statistics.mean(rates[0]), statistics.mean(rates[1])
+
+
 def _latencies(http: httpx.Client, call, n: int) -> list[float]:
     out = []
     for _ in range(n):
@@ -420,8 +437,7 @@ def measure_append(server: Server, seed: dict, round_no: int, seconds: float) ->
     def insert(http, client, n):
         return http.post(f"{server.base}/v1/bench/floor/insert", json=body, headers=_auth(keys[client]))
 
-    return _pair(round_no, lambda: _throughput(append, clients=16, seconds=seconds),
-                 lambda: _throughput(insert, clients=16, seconds=seconds))
+    return _throughputs(round_no, append, insert, clients=16, seconds=seconds)
 
 
 def measure_page(server: Server, seed: dict, round_no: int, seconds: float) -> tuple[float, float]:
@@ -434,8 +450,7 @@ def measure_page(server: Server, seed: dict, round_no: int, seconds: float) -> t
     def ping(http, client, n):
         return http.get(f"{server.base}/v1/bench/floor/ping", headers=_auth(keys[client]))
 
-    return _pair(round_no, lambda: _throughput(page, clients=8, seconds=seconds),
-                 lambda: _throughput(ping, clients=8, seconds=seconds))
+    return _throughputs(round_no, page, ping, clients=8, seconds=seconds)
 
 
 def measure_batch(server: Server, seed: dict, round_no: int, seconds: float) -> tuple[float, float]:

@@ -204,6 +204,9 @@ class MessageViewSet(ConversationScopedViewSet):
             order=params.get("order") or "asc",
             after=params.get("after"),
             before=params.get("before"),
+            # The service's own format writes each message's JSON as stored; the
+            # others are built from it.
+            json_as_text=params.get("format") not in ("anthropic", "openai"),
         )
         data: Any = _message_data(page.messages, conversation_id=conversation_id, branch_names=page.branch_names)
         if params.get("format") == "anthropic":

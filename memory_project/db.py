@@ -310,6 +310,37 @@ def insert_objects(
                        ignore_conflicts=ignore_conflicts)
 
 
+class StoredJson:
+    """A JSON column's text as the database gave it, for an answer that only
+    passes the value on: the API's renderer writes the text into the answer
+    as it is, instead of it being decoded here to be encoded again there (a
+    page of 20 messages: 42 values, ~7% of its CPU). Both databases hold
+    valid JSON text (jsonb's own, or what Django's field wrote). `value()`
+    decodes it, for whatever needs the value after all."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def value(self) -> Any:
+        return json_column(self.text)
+
+    def __eq__(self, other: object) -> bool:
+        return self.value() == (other.value() if isinstance(other, StoredJson) else other)
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, like the dict or list it holds
+
+    def __repr__(self) -> str:
+        return f"StoredJson({self.text!r})"
+
+
+def json_text(value: Any) -> Any:
+    """`json_column`'s value left unread (`StoredJson`); a value the driver
+    already decoded is passed as it is."""
+    return StoredJson(value) if isinstance(value, str) else value
+
+
 def json_column(value: Any) -> Any:
     """A JSON column's value as a hand-written statement reads it: Django has
     both databases answer JSON as text (its field decodes it), so decode here

@@ -13,6 +13,7 @@ import pytest
 from django.utils.translation import gettext_lazy
 from rest_framework.renderers import JSONRenderer
 
+from memory_project.db import StoredJson
 from memory_project.renderers import ApiJSONRenderer
 
 MOMENT = dt.datetime(2026, 11, 23, 17, 30, 5, 123456, tzinfo=dt.UTC)
@@ -61,3 +62,35 @@ def test_api_answers_use_it(api):
     assert response.status_code == 200
     assert isinstance(response.accepted_renderer, ApiJSONRenderer)
     assert json.loads(response.content)["data"] == []
+
+
+STORED = {"content": [{"type": "text", "text": "héllo 你好 🎉 a\u2028b", "n": 2**70, "f": 0.1}],
+          "metadata": {"nested": {"list": [1, None, True, "x"]}, "empty": {}}}
+
+
+def test_a_stored_json_text_is_written_as_it_is_and_read_as_its_value():
+    stored = {name: StoredJson(json.dumps(value)) for name, value in STORED.items()}
+    written = ApiJSONRenderer().render({"data": [stored]})
+    # The same document DRF writes from the values themselves (the text's own
+    # spacing aside), line separators escaped as DRF escapes them.
+    assert json.loads(written) == {"data": [STORED]}
+    assert "\u2028".encode() not in written and b"\\u2028" in written
+    assert stored["content"] == STORED["content"] and stored["content"].value() == STORED["content"]
+    # What goes to DRF's renderer (an indentation asked for) decodes it.
+    indented = ApiJSONRenderer().render({"data": [stored]}, "application/json; indent=2")
+    assert indented == JSONRenderer().render({"data": [STORED]}, "application/json; indent=2")
+
+
+@pytest.mark.parametrize("format_", [None, "anthropic", "openai"])
+def test_a_page_answers_each_messages_json_as_it_was_appended(api, format_):
+    appended = {"role": "user", "content": STORED["content"], "metadata": STORED["metadata"]}
+    assert api.post("/v1/conversations/stored/messages", appended, format="json").status_code == 201
+    query = {"format": format_} if format_ else {}
+    page = api.get("/v1/conversations/stored/messages", query)
+    assert page.status_code == 200
+    data = json.loads(page.content)["data"]
+    if format_ is None:
+        assert data[0]["content"] == STORED["content"] and data[0]["metadata"] == STORED["metadata"]
+        assert page.data["data"][0]["content"] == STORED["content"]  # what a Python caller reads, too
+    else:  # built from the decoded content
+        assert "héllo 你好 🎉" in json.dumps(data, ensure_ascii=False)
