@@ -31,7 +31,7 @@ from accounts.models import Workspace
 from conversations.filters import ConversationFilterSet
 from conversations.models import MAIN_BRANCH, Branch, Conversation, ConversationResource, Message
 from conversations.statements import NO_FLOOR_BOUND, page_statements
-from memory_project.db import fetch_one, json_column, json_text, prepared_cursor
+from memory_project.db import fetch_one, json_column, prepared_cursor
 from memory_project.errors import NotFoundError, ValidationError
 from memory_project.instants import in_utc
 
@@ -239,21 +239,17 @@ def branch_messages(
 
 
 def branch_message_rows(
-    *, branch: BranchView, lower: int = 0, upper: int | None = None, limit: int, ascending: bool = True,
-    json_as_text: bool = False,
+    *, branch: BranchView, lower: int = 0, upper: int | None = None, limit: int, ascending: bool = True
 ) -> list[MessageRow]:
     """Up to `limit` of the messages `branch` shows with floors in `(lower,
     upper]`, in reading order, as `MessageRow`s: one prepared keyset statement
-    per segment and no model objects, for the hot reads that only show them.
-    With `json_as_text`, `content` and `metadata` are the stored JSON text,
-    for an answer that passes them on unread (`json_text`)."""
+    per segment and no model objects, for the hot reads that only show them."""
     rows: list[MessageRow] = []
     for segment, low, high in _segment_ranges(branch, lower=lower, upper=upper, ascending=ascending):
         remaining = limit - len(rows)
         if remaining <= 0:
             break
-        rows.extend(_segment_rows(segment, low=low, high=high, limit=remaining, ascending=ascending,
-                                  json_as_text=json_as_text))
+        rows.extend(_segment_rows(segment, low=low, high=high, limit=remaining, ascending=ascending))
     return rows
 
 
@@ -273,16 +269,27 @@ def _segment_ranges(
 @dataclass(frozen=True, slots=True)
 class MessageRow:
     """A message as a page shows it, read without building a model object.
-    Has the attributes of `Message` the API writes out."""
+    Has the attributes of `Message` the API writes out. Its JSON columns are
+    kept as the statement read them (`stored_content`, `stored_metadata`:
+    the stored text) and decoded when read as `content` and `metadata`, so
+    an answer that passes them on unread (`StoredJson`) never decodes them."""
 
     pk: str
     branch_id: str
     floor_no: int
     role: str
-    content: Any
-    metadata: dict[str, Any]
+    stored_content: Any
+    stored_metadata: Any
     created_at: datetime
     updated_at: datetime | None
+
+    @property
+    def content(self) -> Any:
+        return json_column(self.stored_content)
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return json_column(self.stored_metadata)
 
 
 def _aware(moment: datetime | None) -> datetime | None:
@@ -293,32 +300,27 @@ def _aware(moment: datetime | None) -> datetime | None:
     return moment.replace(tzinfo=UTC)
 
 
-def _fetch_rows(sql: str, params: list[Any], *, json_as_text: bool = False) -> list[MessageRow]:
+def _fetch_rows(sql: str, params: list[Any]) -> list[MessageRow]:
     with prepared_cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    json_value = json_text if json_as_text else json_column
     return [
         MessageRow(
             pk=pk, branch_id=branch_id, floor_no=floor_no, role=role,
-            content=json_value(content), metadata=json_value(metadata),
+            stored_content=content, stored_metadata=metadata,
             created_at=_aware(created_at), updated_at=_aware(updated_at),
         )
         for pk, branch_id, floor_no, role, content, metadata, created_at, updated_at in rows
     ]
 
 
-def _segment_rows(
-    segment: Segment, *, low: int, high: int | None, limit: int, ascending: bool, json_as_text: bool = False
-) -> list[MessageRow]:
+def _segment_rows(segment: Segment, *, low: int, high: int | None, limit: int, ascending: bool) -> list[MessageRow]:
     sql = page_statements()["segment"].format(order="ASC" if ascending else "DESC")
-    return _fetch_rows(sql, [segment.branch_id, low, NO_FLOOR_BOUND if high is None else high, limit],
-                       json_as_text=json_as_text)
+    return _fetch_rows(sql, [segment.branch_id, low, NO_FLOOR_BOUND if high is None else high, limit])
 
 
 def _root_page_rows(
-    *, workspace: Workspace, external_id: str, branch_name: str, limit: int, ascending: bool, cursor_id: str | None,
-    json_as_text: bool = False,
+    *, workspace: Workspace, external_id: str, branch_name: str, limit: int, ascending: bool, cursor_id: str | None
 ) -> list[MessageRow]:
     """Up to `limit` rows of a branch that is no fork, past the cursor message
     when one is given, in one statement. Empty when there is nothing to show
@@ -334,7 +336,7 @@ def _root_page_rows(
     statement = sql["root_page"].format(
         branch=branch, op=">" if ascending else "<", bound=bound, order="ASC" if ascending else "DESC"
     )
-    return _fetch_rows(statement, [*key, *bound_params, limit], json_as_text=json_as_text)
+    return _fetch_rows(statement, [*key, *bound_params, limit])
 
 
 def _page_view(*, workspace: Workspace, external_id: str, branch_name: str) -> tuple[BranchView, int] | None:
@@ -368,11 +370,8 @@ def message_page(
     order: str = "asc",
     after: str | None = None,
     before: str | None = None,
-    json_as_text: bool = False,
 ) -> MessagePage:
     """One page of a conversation's messages (spec 000 `get_messages`).
-    With `json_as_text`, each message's `content` and `metadata` are the
-    stored JSON text (`json_text`), for an answer that writes them unread.
 
     Cursors are message ids and exclusive: `after` continues in the reading
     direction, `before` goes back. `next_cursor` is set when more messages
@@ -395,7 +394,7 @@ def message_page(
     cursor_id = after or before
     rows = _root_page_rows(
         workspace=workspace, external_id=external_id, branch_name=branch_name, limit=limit + 1,
-        ascending=ascending, cursor_id=cursor_id, json_as_text=json_as_text,
+        ascending=ascending, cursor_id=cursor_id,
     )
     if rows:
         return _page_of(rows, limit=limit, forward=forward, cursor_given=cursor_id is not None,
@@ -417,8 +416,7 @@ def message_page(
 
     lower = cursor_floor if cursor_floor is not None and ascending else 0
     upper = cursor_floor - 1 if cursor_floor is not None and not ascending else None
-    rows = branch_message_rows(branch=view, lower=lower, upper=upper, limit=limit + 1, ascending=ascending,
-                               json_as_text=json_as_text)
+    rows = branch_message_rows(branch=view, lower=lower, upper=upper, limit=limit + 1, ascending=ascending)
     return _page_of(rows, limit=limit, forward=forward, cursor_given=cursor_floor is not None,
                     branch_names=view.branch_names)
 

@@ -15,6 +15,7 @@ from rest_framework import serializers
 
 from conversations.models import MAIN_BRANCH, Branch, Conversation, Message, Role
 from conversations.services import MAX_MESSAGES_PER_BATCH
+from memory_project.db import json_text
 from memory_project.fields import StrictCharField
 
 
@@ -267,12 +268,17 @@ class MessageOutputSerializer(serializers.ModelSerializer):
         return message_data(message, conversation_id=self.get_conversation_id(message), branch=self.get_branch(message))
 
 
-def message_data(message: Any, *, conversation_id: str, branch: str) -> dict[str, Any]:
+def message_data(message: Any, *, conversation_id: str, branch: str, as_stored: bool = False) -> dict[str, Any]:
     """A message as the API writes it (`MessageOutputSerializer`'s fields,
     written out): a page of messages is the API's most frequent answer, and
     DRF's per-field machinery cost more than the query that read it. The
     serializer's declared fields stay for the schema. `message` is a `Message`
-    or a `selectors.MessageRow`."""
+    or a `selectors.MessageRow`; with `as_stored` (a row), its content and
+    metadata go into the answer as stored, unread (`StoredJson`)."""
+    if as_stored:
+        content, metadata = json_text(message.stored_content), json_text(message.stored_metadata)
+    else:
+        content, metadata = message.content, message.metadata
     return {
         "id": message.pk,
         "message_id": message.pk,
@@ -280,8 +286,8 @@ def message_data(message: Any, *, conversation_id: str, branch: str) -> dict[str
         "branch": branch,
         "floor_no": message.floor_no,
         "role": message.role,
-        "content": message.content,
-        "metadata": message.metadata,
+        "content": content,
+        "metadata": metadata,
         "created_at": epoch_ms(message.created_at),
         "updated_at": epoch_ms(message.updated_at),
     }

@@ -121,9 +121,12 @@ def _header_json(value: dict[str, Any]) -> str:
     return text
 
 
-def _message_data(messages: list, *, conversation_id: str, branch_names: dict[str, str]) -> list[dict[str, Any]]:
+def _message_data(
+    messages: list, *, conversation_id: str, branch_names: dict[str, str], as_stored: bool = False
+) -> list[dict[str, Any]]:
     return [
-        message_data(message, conversation_id=conversation_id, branch=branch_names[message.branch_id])
+        message_data(message, conversation_id=conversation_id, branch=branch_names[message.branch_id],
+                     as_stored=as_stored)
         for message in messages
     ]
 
@@ -204,11 +207,11 @@ class MessageViewSet(ConversationScopedViewSet):
             order=params.get("order") or "asc",
             after=params.get("after"),
             before=params.get("before"),
-            # The service's own format writes each message's JSON as stored; the
-            # others are built from it.
-            json_as_text=params.get("format") not in ("anthropic", "openai"),
         )
-        data: Any = _message_data(page.messages, conversation_id=conversation_id, branch_names=page.branch_names)
+        # The service's own format writes each message's JSON as stored; the
+        # others are built from its value.
+        data: Any = _message_data(page.messages, conversation_id=conversation_id, branch_names=page.branch_names,
+                                  as_stored=params.get("format") not in ("anthropic", "openai"))
         if params.get("format") == "anthropic":
             data = formats.to_anthropic(data)
         elif params.get("format") == "openai":
