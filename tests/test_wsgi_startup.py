@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import runpy
+
+from django.conf import settings
 from django.urls import URLResolver, get_resolver
 
 import memory_project.wsgi  # noqa: F401 - imported for what it prepares
@@ -23,13 +26,14 @@ def test_every_route_is_compiled_before_the_first_request():
     assert uncompiled == []
 
 
+def _gunicorn_conf() -> dict:
+    """What `memory_project/gunicorn.conf.py` defines, as gunicorn reads it."""
+    return runpy.run_path(str(settings.BASE_DIR / "memory_project" / "gunicorn.conf.py"))
+
+
 def test_gunicorn_freezes_what_the_master_loaded_before_forking_a_worker():
     import gc
-    import runpy
-
-    from django.conf import settings
-
-    hooks = runpy.run_path(str(settings.BASE_DIR / "memory_project" / "gunicorn.conf.py"))
+    hooks = _gunicorn_conf()
     assert hooks["preload_app"] is True  # the application is in the master when it forks
     try:
         hooks["pre_fork"](None, None)
@@ -40,11 +44,7 @@ def test_gunicorn_freezes_what_the_master_loaded_before_forking_a_worker():
 
 def test_gunicorn_collects_a_workers_young_objects_less_often_than_python_does():
     import gc
-    import runpy
-
-    from django.conf import settings
-
-    hooks = runpy.run_path(str(settings.BASE_DIR / "memory_project" / "gunicorn.conf.py"))
+    hooks = _gunicorn_conf()
     before = gc.get_threshold()
     try:
         hooks["pre_fork"](None, None)
@@ -113,14 +113,11 @@ def test_a_swapped_urlconf_resolves_afresh(db, settings):
 def test_gunicorn_parses_requests_with_its_c_parser_under_the_projects_settings():
     # gunicorn falls back to its pure-Python parser, silently, when gunicorn_h1c
     # is missing or a compatibility flag it does not support is set.
-    import runpy
-
-    from django.conf import settings
     from gunicorn.config import Config
     from gunicorn.http.message import _check_fast_parser
 
     cfg = Config()
-    for name, value in runpy.run_path(str(settings.BASE_DIR / "memory_project" / "gunicorn.conf.py")).items():
+    for name, value in _gunicorn_conf().items():
         if name in cfg.settings:
             cfg.set(name, value)
     assert _check_fast_parser(cfg) is True
