@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from django.db import connection
 from django.db.models import Exists, F, OuterRef, Q, Value
 from django.db.models.functions import Coalesce, Greatest
 
@@ -266,13 +267,16 @@ def _segment_ranges(
             yield segment, low, high
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__,
+# 12 of the 14 us that building a page's 20 rows took here (2 us unfrozen).
+@dataclass(slots=True)
 class MessageRow:
     """A message as a page shows it, read without building a model object.
     Has the attributes of `Message` the API writes out. Its JSON columns are
     kept as the statement read them (`stored_content`, `stored_metadata`:
     the stored text) and decoded when read as `content` and `metadata`, so
-    an answer that passes them on unread (`StoredJson`) never decodes them."""
+    an answer that passes them on unread (`StoredJson`) never decodes them.
+    Its fields are `statements.MESSAGE_COLUMNS`, in their order."""
 
     pk: str
     branch_id: str
@@ -293,25 +297,20 @@ class MessageRow:
 
 
 def _aware(moment: datetime | None) -> datetime | None:
-    # PostgreSQL answers timestamptz (aware); SQLite's converter gives the
-    # stored UTC text back naive.
     if moment is None or moment.tzinfo is not None:
         return moment
     return moment.replace(tzinfo=UTC)
 
 
 def _fetch_rows(sql: str, params: list[Any]) -> list[MessageRow]:
+    """The statement's rows (`MESSAGE_COLUMNS`) as `MessageRow`s."""
     with prepared_cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    return [
-        MessageRow(
-            pk=pk, branch_id=branch_id, floor_no=floor_no, role=role,
-            stored_content=content, stored_metadata=metadata,
-            created_at=_aware(created_at), updated_at=_aware(updated_at),
-        )
-        for pk, branch_id, floor_no, role, content, metadata, created_at, updated_at in rows
-    ]
+    if connection.vendor == "postgresql":  # timestamptz: read aware
+        return [MessageRow(*row) for row in rows]
+    # SQLite's converter gives the stored UTC text back naive.
+    return [MessageRow(*row[:6], _aware(row[6]), _aware(row[7])) for row in rows]
 
 
 def _segment_rows(segment: Segment, *, low: int, high: int | None, limit: int, ascending: bool) -> list[MessageRow]:

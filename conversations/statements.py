@@ -18,6 +18,7 @@ from memory_project.db import column, table
 
 # "No upper bound" as a number the floor column always stays under.
 NO_FLOOR_BOUND = 2**31 - 1
+# A page's columns, in the order of `selectors.MessageRow`'s fields.
 MESSAGE_COLUMNS = ("id", "branch", "floor_no", "role", "content", "metadata", "created_at", "updated_at")
 
 
