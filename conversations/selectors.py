@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db import connection
 from django.db.models import Exists, F, OuterRef, Q, Value
 from django.db.models.functions import Coalesce, Greatest
 
@@ -307,7 +306,10 @@ def _fetch_rows(sql: str, params: list[Any]) -> list[MessageRow]:
     with prepared_cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    if connection.vendor == "postgresql":  # timestamptz: read aware
+        # The cursor's own connection: `django.db.connection` would find it
+        # again through a context-local.
+        vendor = cursor.db.vendor
+    if vendor == "postgresql":  # timestamptz: read aware
         return [MessageRow(*row) for row in rows]
     # SQLite's converter gives the stored UTC text back naive.
     return [MessageRow(*row[:6], _aware(row[6]), _aware(row[7])) for row in rows]
