@@ -36,6 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import floor  # noqa: E402 (after the project's root is on the path)
+from bench.load import _cpu_seconds, _web_workers  # noqa: E402
 
 ROUNDS = 3
 SECONDS = 3.0
@@ -71,17 +72,6 @@ def _client(port: int, request: bytes, seconds: float, counts: multiprocessing.Q
     counts.put(done)
 
 
-def _cpu_seconds(pids: list[int]) -> float:
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except FileNotFoundError:  # a database backend that ended meanwhile
-            continue
-        total += int(fields[11]) + int(fields[12])  # user + system ticks
-    return total / os.sysconf("SC_CLK_TCK")
-
-
 def _processes(named: str) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
@@ -93,23 +83,12 @@ def _processes(named: str) -> list[int]:
     return found
 
 
-def _children(parent: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent:
-                found.append(int(entry.name))
-        except (OSError, ValueError):
-            continue
-    return found
-
-
 def _rate(server: floor.Server, requests: list[bytes], seconds: float = SECONDS) -> tuple[float, float, float]:
     """Requests/s of one client process per request, and the web workers'
     and PostgreSQL's CPU per request (us)."""
     counts: multiprocessing.Queue = multiprocessing.Queue()
     clients = [multiprocessing.Process(target=_client, args=(server.port, request, seconds, counts)) for request in requests]
-    workers, database = _children(server.proc.pid), _processes("postgres")
+    workers, database = _web_workers(server.proc.pid), _processes("postgres")
     web_before, db_before, started = _cpu_seconds(workers), _cpu_seconds(database), time.monotonic()
     for client in clients:
         client.start()
