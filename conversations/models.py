@@ -55,7 +55,10 @@ class Branch(models.Model):
     parent's messages up to `fork_floor_no`, then its own."""
 
     id = models.CharField(primary_key=True, max_length=40, default=new_branch_id, editable=False)
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="branches")
+    # No index of its own: `uniq_branch_name` (conversation, name) serves
+    # every lookup by conversation, and a conversation's creation writes one
+    # index fewer.
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="branches", db_index=False)
     name = models.CharField(max_length=128, default=MAIN_BRANCH)
     parent = models.ForeignKey("self", on_delete=models.CASCADE, null=True, blank=True, related_name="children")
     fork_message_id = models.CharField(max_length=40, null=True, blank=True)
