@@ -51,24 +51,6 @@ def _items_limit(request) -> int | None:
     return _query(SessionItemsQuerySerializer, request).get("limit")
 
 
-# What `CheckpointTupleQuerySerializer` reads; `_tuple_params` takes the usual query as it is.
-_TUPLE_PARAMS = frozenset(("thread_id", "checkpoint_ns", "checkpoint_id"))
-
-
-def _tuple_params(request) -> dict[str, Any]:
-    """`get_tuple`'s query. LangGraph reads a thread's state before every run:
-    the usual query (a thread id, maybe a namespace and a checkpoint id, in
-    plain ASCII without NUL) is what the serializer would answer, so it is
-    taken as it is; building the serializer was ~0.2 of the read's CPU in-process.
-    Anything else (a missing or empty thread id, other text, other names)
-    goes through `CheckpointTupleQuerySerializer` and its errors."""
-    query = request.query_params.dict()
-    if (query.keys() <= _TUPLE_PARAMS and query.get("thread_id")
-            and all(value.isascii() and "\x00" not in value for value in query.values())):
-        return {"checkpoint_ns": "", **query}
-    return _query(CheckpointTupleQuerySerializer, request)
-
-
 def _body(request) -> dict[str, Any]:
     if not isinstance(request.data, dict):
         raise ValidationError("The request body must be a JSON object.")
@@ -220,7 +202,7 @@ class CheckpointViewSet(viewsets.GenericViewSet):
 
     @action(detail=False, methods=["get"], url_path="tuple")
     def get_tuple(self, request):
-        params = _tuple_params(request)
+        params = _query(CheckpointTupleQuerySerializer, request)
         found = selectors.checkpoint_tuple(
             workspace=request_workspace(request),
             thread_id=params["thread_id"],

@@ -6,12 +6,7 @@ from __future__ import annotations
 import base64
 
 import pytest
-from rest_framework.exceptions import ValidationError
-from rest_framework.request import Request
-from rest_framework.test import APIRequestFactory
 
-from conversations.framework.serializers import CheckpointTupleQuerySerializer
-from conversations.framework.views import _tuple_params
 from conversations.models import AgentSession, Checkpoint, CheckpointWrite, Conversation, Message, SessionEntry
 from memories.models import MemoryItem
 
@@ -223,26 +218,3 @@ def test_the_schema_bounds_an_items_add_as_the_service_does(api):
     items = [{"role": "user", "content": "x"}]
     assert api.post("/v1/openai_sessions/s/items", {"items": items * 1000}, format="json").status_code == 201
     assert api.post("/v1/openai_sessions/s/items", {"items": items * 1001}, format="json").status_code == 400
-
-
-@pytest.mark.parametrize("query", [
-    {"thread_id": "t"},
-    {"thread_id": "t", "checkpoint_ns": ""},
-    {"thread_id": "t", "checkpoint_ns": "sub", "checkpoint_id": "0001"},
-    {"thread_id": "t", "checkpoint_id": ""},
-    {"thread_id": "t", "other": "ignored"},
-    {"thread_id": "线程", "checkpoint_ns": "命名"},
-    {"thread_id": ""},
-    {"thread_id": "t\x00"},
-    {"checkpoint_ns": "sub"},
-    {},
-])
-def test_a_tuple_query_reads_as_its_serializer_reads_it(query):
-    """The read's shortcut for the usual query answers what the serializer does."""
-    request = Request(APIRequestFactory().get("/v1/langgraph_checkpoints/tuple", query))
-    serializer = CheckpointTupleQuerySerializer(data=query)
-    if serializer.is_valid():
-        assert _tuple_params(request) == serializer.validated_data
-    else:
-        with pytest.raises(ValidationError):
-            _tuple_params(request)
