@@ -40,6 +40,7 @@ import sys
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, TypedDict
 
@@ -365,14 +366,21 @@ def _throughput(request, *, clients: int, seconds: float) -> float:
 SLICES = 5
 
 
+def _turns(round_no: int) -> Iterator[tuple[int, int]]:
+    """(slice, side) of each of a round's 2 x `SLICES` turns: the sides (0
+    and 1) take turns about, and which goes first alternates by round."""
+    order = (1, 0) if round_no % 2 else (0, 1)
+    for part in range(SLICES):
+        for side in order:
+            yield part, side
+
+
 def _throughputs(round_no: int, first, second, *, clients: int, seconds: float) -> tuple[float, float]:
     """`_throughput` of two request functions, `seconds` each, taken in
-    `SLICES` turns about (which goes first alternates by round)."""
+    `SLICES` turns a side (`_turns`)."""
     rates: tuple[list[float], list[float]] = ([], [])
-    order = ((1, second), (0, first)) if round_no % 2 else ((0, first), (1, second))
-    for _ in range(SLICES):
-        for side, request in order:
-            rates[side].append(_throughput(request, clients=clients, seconds=seconds / SLICES))
+    for _, side in _turns(round_no):
+        rates[side].append(_throughput((first, second)[side], clients=clients, seconds=seconds / SLICES))
     return statistics.mean(rates[0]), statistics.mean(rates[1])
 
 
@@ -563,14 +571,12 @@ def measure_langgraph(server: Server, seed: dict, round_no: int, runs: int) -> t
             # one side's block (one run here had two of its three rounds at
             # 30 runs/s on our side against 50-58 in every other).
             elapsed = [0.0, 0.0]
-            order = [1, 0] if round_no % 2 else [0, 1]
-            for part in range(SLICES):
-                for side in order:
-                    graph, prefix = sides[side]
-                    started = time.perf_counter()
-                    for n in range(part * runs // SLICES, (part + 1) * runs // SLICES):
-                        invoke(graph, f"{prefix}-{RUN}-{round_no}-{n}")
-                    elapsed[side] += time.perf_counter() - started
+            for part, side in _turns(round_no):
+                graph, prefix = sides[side]
+                started = time.perf_counter()
+                for n in range(part * runs // SLICES, (part + 1) * runs // SLICES):
+                    invoke(graph, f"{prefix}-{RUN}-{round_no}-{n}")
+                elapsed[side] += time.perf_counter() - started
     finally:
         client.close()
     return runs / elapsed[0], runs / elapsed[1]
