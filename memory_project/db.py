@@ -450,8 +450,8 @@ def prepared_cursor() -> Iterator[Any]:
 def _kept_preparing_cursor(db: Any) -> Any:
     """The connection's one preparing cursor, made on its first prepared
     statement and used for every later one. A new psycopg cursor sets up
-    its adaptation state again on its first statement: ~30 us of a ~90 us
-    prepared `SELECT 1` here. A cursor holds nothing between statements
+    its adaptation state again on its first statement: a prepared
+    `SELECT 1` took ~90 us with a new cursor each time, ~75 us with this one. A cursor holds nothing between statements
     but the last one's rows, and a connection (so its cursor) belongs to
     one thread; one made for a closed connection is replaced."""
     db.ensure_connection()
