@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 from django.db.models import Exists, F, OuterRef, Q, Value
 from django.db.models.functions import Coalesce, Greatest
 
@@ -31,7 +32,7 @@ from accounts.models import Workspace
 from conversations.filters import ConversationFilterSet
 from conversations.models import MAIN_BRANCH, Branch, Conversation, ConversationResource, Message
 from conversations.statements import NO_FLOOR_BOUND, page_statements
-from memory_project.db import fetch_one, json_column, prepared_cursor
+from memory_project.db import StoredJson, fetch_one, json_column, prepared_cursor
 from memory_project.errors import NotFoundError, ValidationError
 from memory_project.instants import in_utc
 
@@ -295,6 +296,16 @@ class MessageRow:
         return json_column(self.stored_metadata)
 
 
+@dataclass(slots=True)
+class WrittenMessage:
+    """A message of a page read already written as the API answers it
+    (`statements._written_columns`): its id, for the page's cursors, and
+    its JSON text, passed on unread (`StoredJson`)."""
+
+    pk: str
+    data: StoredJson
+
+
 def _aware(moment: datetime | None) -> datetime | None:
     if moment is None or moment.tzinfo is not None:
         return moment
@@ -321,12 +332,14 @@ def _segment_rows(segment: Segment, *, low: int, high: int | None, limit: int, a
 
 
 def _root_page_rows(
-    *, workspace: Workspace, external_id: str, branch_name: str, limit: int, ascending: bool, cursor_id: str | None
-) -> list[MessageRow]:
+    *, workspace: Workspace, external_id: str, branch_name: str, limit: int, ascending: bool, cursor_id: str | None,
+    written: bool = False,
+) -> list[MessageRow] | list[WrittenMessage]:
     """Up to `limit` rows of a branch that is no fork, past the cursor message
     when one is given, in one statement. Empty when there is nothing to show
     *or* the branch is a fork, unknown, or the cursor not one of its messages:
-    the caller then takes the general path, which tells these apart."""
+    the caller then takes the general path, which tells these apart. With
+    `written`, on PostgreSQL, `WrittenMessage`s."""
     sql = page_statements()
     branch = sql["root_branch"]
     key = [workspace.pk, external_id, branch_name]
@@ -334,10 +347,19 @@ def _root_page_rows(
         bound, bound_params = "%s", [0 if ascending else NO_FLOOR_BOUND]
     else:
         bound, bound_params = "(" + sql["cursor_floor"].format(branch=branch) + ")", [cursor_id, *key]
+    written = written and "written_columns" in sql
     statement = sql["root_page"].format(
-        branch=branch, op=">" if ascending else "<", bound=bound, order="ASC" if ascending else "DESC"
+        columns=sql["written_columns"] if written else sql["columns"],
+        branch=branch, op=">" if ascending else "<", bound=bound, order="ASC" if ascending else "DESC",
     )
-    return _fetch_rows(statement, [*key, *bound_params, limit])
+    params = [*key, *bound_params, limit]
+    if not written:
+        return _fetch_rows(statement, params)
+    # The conversation id and branch name as the renderer writes a string.
+    names = [orjson.dumps(external_id).decode(), orjson.dumps(branch_name).decode()]
+    with prepared_cursor() as cursor:
+        cursor.execute(statement, [*names, *params])
+        return [WrittenMessage(pk, StoredJson(text)) for pk, text in cursor.fetchall()]
 
 
 def _page_view(*, workspace: Workspace, external_id: str, branch_name: str) -> tuple[BranchView, int] | None:
@@ -356,7 +378,8 @@ def _page_view(*, workspace: Workspace, external_id: str, branch_name: str) -> t
 
 @dataclass
 class MessagePage:
-    messages: list[MessageRow]
+    # `WrittenMessage`s when asked for and read so (`message_page`).
+    messages: list[MessageRow] | list[WrittenMessage]
     next_cursor: str | None
     previous_cursor: str | None
     branch_names: dict[str, str]
@@ -371,6 +394,7 @@ def message_page(
     order: str = "asc",
     after: str | None = None,
     before: str | None = None,
+    written: bool = False,
 ) -> MessagePage:
     """One page of a conversation's messages (spec 000 `get_messages`).
 
@@ -386,6 +410,10 @@ def message_page(
     cursor's floor as subqueries), the same at floor 20 as at 9,800. A fork,
     an empty page or an error takes the general path: the branch with its
     conversation, the cursor, one keyset query per segment.
+
+    With `written`, that one statement reads the messages on PostgreSQL
+    already written as the service's own format answers them
+    (`WrittenMessage`); otherwise, and on the general path, `MessageRow`s.
     """
     if after and before:
         raise ValidationError("after and before are mutually exclusive.")
@@ -395,11 +423,11 @@ def message_page(
     cursor_id = after or before
     rows = _root_page_rows(
         workspace=workspace, external_id=external_id, branch_name=branch_name, limit=limit + 1,
-        ascending=ascending, cursor_id=cursor_id,
+        ascending=ascending, cursor_id=cursor_id, written=written,
     )
     if rows:
         return _page_of(rows, limit=limit, forward=forward, cursor_given=cursor_id is not None,
-                        branch_names={rows[0].branch_id: branch_name})
+                        branch_names={} if type(rows[0]) is WrittenMessage else {rows[0].branch_id: branch_name})
     found = _page_view(workspace=workspace, external_id=external_id, branch_name=branch_name)
     if found is None:
         if conversation_get(workspace=workspace, external_id=external_id) is None:
@@ -423,7 +451,7 @@ def message_page(
 
 
 def _page_of(
-    rows: list[MessageRow], *, limit: int, forward: bool, cursor_given: bool, branch_names: dict[str, str]
+    rows: list[MessageRow] | list[WrittenMessage], *, limit: int, forward: bool, cursor_given: bool, branch_names: dict[str, str]
 ) -> MessagePage:
     """The page from up to `limit + 1` rows read in the reading direction."""
     has_more = len(rows) > limit

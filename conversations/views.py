@@ -199,6 +199,7 @@ class MessageViewSet(ConversationScopedViewSet):
     def list(self, request: Request, conversation_id: str) -> Response:
         query = request.query_params.dict()
         params = message_list_params(query) or _input(MessageListInputSerializer, query)
+        own_format = params.get("format") not in ("anthropic", "openai")
         page = selectors.message_page(
             workspace=request_workspace(request),
             external_id=conversation_id,
@@ -207,11 +208,16 @@ class MessageViewSet(ConversationScopedViewSet):
             order=params.get("order") or "asc",
             after=params.get("after"),
             before=params.get("before"),
+            written=own_format,
         )
-        # The service's own format writes each message's JSON as stored; the
-        # others are built from its value.
-        data: Any = _message_data(page.messages, conversation_id=conversation_id, branch_names=page.branch_names,
-                                  as_stored=params.get("format") not in ("anthropic", "openai"))
+        data: Any
+        if page.messages and type(page.messages[0]) is selectors.WrittenMessage:
+            data = [message.data for message in page.messages]
+        else:
+            # The service's own format writes each message's JSON as stored;
+            # the others are built from its value.
+            data = _message_data(page.messages, conversation_id=conversation_id, branch_names=page.branch_names,
+                                 as_stored=own_format)
         if params.get("format") == "anthropic":
             data = formats.to_anthropic(data)
         elif params.get("format") == "openai":
