@@ -334,12 +334,13 @@ def _segment_rows(segment: Segment, *, low: int, high: int | None, limit: int, a
 def _root_page_rows(
     *, workspace: Workspace, external_id: str, branch_name: str, limit: int, ascending: bool, cursor_id: str | None,
     written: bool = False,
-) -> list[MessageRow] | list[WrittenMessage]:
+) -> tuple[list[MessageRow] | list[WrittenMessage], bool]:
     """Up to `limit` rows of a branch that is no fork, past the cursor message
     when one is given, in one statement. Empty when there is nothing to show
     *or* the branch is a fork, unknown, or the cursor not one of its messages:
     the caller then takes the general path, which tells these apart. With
-    `written`, on PostgreSQL, `WrittenMessage`s."""
+    `written`, on PostgreSQL, `WrittenMessage`s; the second value says
+    whether they are."""
     sql = page_statements()
     branch = sql["root_branch"]
     key = [workspace.pk, external_id, branch_name]
@@ -354,12 +355,12 @@ def _root_page_rows(
     )
     params = [*key, *bound_params, limit]
     if not written:
-        return _fetch_rows(statement, params)
+        return _fetch_rows(statement, params), False
     # The conversation id and branch name as the renderer writes a string.
     names = [orjson.dumps(external_id).decode(), orjson.dumps(branch_name).decode()]
     with prepared_cursor() as cursor:
         cursor.execute(statement, [*names, *params])
-        return [WrittenMessage(pk, StoredJson(text)) for pk, text in cursor.fetchall()]
+        return [WrittenMessage(pk, StoredJson(text)) for pk, text in cursor.fetchall()], True
 
 
 def _page_view(*, workspace: Workspace, external_id: str, branch_name: str) -> tuple[BranchView, int] | None:
@@ -378,11 +379,12 @@ def _page_view(*, workspace: Workspace, external_id: str, branch_name: str) -> t
 
 @dataclass
 class MessagePage:
-    # `WrittenMessage`s when asked for and read so (`message_page`).
     messages: list[MessageRow] | list[WrittenMessage]
     next_cursor: str | None
     previous_cursor: str | None
     branch_names: dict[str, str]
+    # The messages are `WrittenMessage`s (asked for and read so, `message_page`).
+    written: bool = False
 
 
 def message_page(
@@ -421,13 +423,13 @@ def message_page(
     forward = before is None
     ascending = (order == "asc") == forward
     cursor_id = after or before
-    rows = _root_page_rows(
+    rows, written = _root_page_rows(
         workspace=workspace, external_id=external_id, branch_name=branch_name, limit=limit + 1,
         ascending=ascending, cursor_id=cursor_id, written=written,
     )
     if rows:
         return _page_of(rows, limit=limit, forward=forward, cursor_given=cursor_id is not None,
-                        branch_names={} if type(rows[0]) is WrittenMessage else {rows[0].branch_id: branch_name})
+                        branch_names={} if written else {rows[0].branch_id: branch_name}, written=written)
     found = _page_view(workspace=workspace, external_id=external_id, branch_name=branch_name)
     if found is None:
         if conversation_get(workspace=workspace, external_id=external_id) is None:
@@ -451,7 +453,8 @@ def message_page(
 
 
 def _page_of(
-    rows: list[MessageRow] | list[WrittenMessage], *, limit: int, forward: bool, cursor_given: bool, branch_names: dict[str, str]
+    rows: list[MessageRow] | list[WrittenMessage], *, limit: int, forward: bool, cursor_given: bool,
+    branch_names: dict[str, str], written: bool = False,
 ) -> MessagePage:
     """The page from up to `limit + 1` rows read in the reading direction."""
     has_more = len(rows) > limit
@@ -468,7 +471,8 @@ def _page_of(
     else:
         previous_cursor = first_id if has_more else None
         next_cursor = last_id
-    return MessagePage(messages=rows, next_cursor=next_cursor, previous_cursor=previous_cursor, branch_names=branch_names)
+    return MessagePage(messages=rows, next_cursor=next_cursor, previous_cursor=previous_cursor,
+                       branch_names=branch_names, written=written)
 
 
 # --- Conversation lists ---------------------------------------------------------

@@ -96,9 +96,6 @@ def _written_columns() -> str:
     correctly rounded), and the product is truncated as `int()` does."""
     m = Message
 
-    def text(name: str) -> str:
-        return f"to_json({column(m, name)})::text"
-
     # A message's id is the service's own (`new_message_id`: a prefix and
     # base32), a JSON string once quoted; `to_json` looks up how to write its
     # argument's type for every value, and twice per row was ~10% of the
@@ -111,7 +108,7 @@ def _written_columns() -> str:
     written = " || ".join([
         """'{"id":'""", quoted_id, """',"message_id":'""", quoted_id,
         """',"conversation_id":' || %s""", """',"branch":' || %s""",
-        """',"floor_no":'""", f"{column(m, 'floor_no')}::text", """',"role":'""", text("role"),
+        """',"floor_no":'""", f"{column(m, 'floor_no')}::text", """',"role":'""", f"to_json({column(m, 'role')})::text",
         """',"content":'""", f"{column(m, 'content')}::text", """',"metadata":'""", f"{column(m, 'metadata')}::text",
         """',"created_at":'""", epoch_ms("created_at"),
         """',"updated_at":'""", f"coalesce({epoch_ms('updated_at')}, 'null')", "'}'",

@@ -211,7 +211,7 @@ class MessageViewSet(ConversationScopedViewSet):
             written=own_format,
         )
         data: Any
-        if page.messages and type(page.messages[0]) is selectors.WrittenMessage:
+        if page.written:
             data = [message.data for message in page.messages]
         else:
             # The service's own format writes each message's JSON as stored;
