@@ -25,11 +25,18 @@ def error_body(code: str, message: str, **extra: Any) -> dict[str, Any]:
 
 
 def _flatten_detail(detail: Any, prefix: str = "") -> list[str]:
-    """DRF validation details as `field: message` lines, nested fields dotted."""
+    """DRF validation details as `field: message` lines, nested fields dotted
+    and list items indexed (`messages[5].role`), as the services name them."""
     if isinstance(detail, dict):
         lines: list[str] = []
         for key, value in detail.items():
-            name = f"{prefix}.{key}" if prefix else str(key)
+            # A list's errors come keyed by the items' index (DRF's ListField and list serializers).
+            if isinstance(key, int):
+                name = f"{prefix}[{key}]"
+            elif prefix:
+                name = f"{prefix}.{key}"
+            else:
+                name = str(key)
             if key == "non_field_errors":
                 name = prefix
             lines.extend(_flatten_detail(value, name))

@@ -70,6 +70,21 @@ def test_the_error_names_the_message(api):
     assert "messages[1]" in assert_error(response, 400, "invalid_request_error")["message"]
 
 
+@pytest.mark.parametrize(
+    ("bad", "named"),
+    [
+        ({"role": "bot", "content": "x"}, "messages[5].role: "),
+        ({"content": "x"}, "messages[5].role: "),
+        ({"role": "user", "content": None}, "messages[5].content: "),
+        ({"role": "user", "content": "x", "metadata": "m"}, "messages[5].metadata: "),
+    ],
+)
+def test_a_field_of_a_message_is_named_as_the_other_errors_name_it(api, bad, named):
+    # Whether the serializer or the service refuses it, a message is `messages[i]`.
+    response = _batch(api, "c1", [*_items(5), bad])
+    assert assert_error(response, 400, "invalid_request_error")["message"].startswith(named)
+
+
 def test_a_batch_that_would_pass_the_cap_is_refused_whole(api, workspace):
     bulk_fill(workspace, "big", 9_990)
     response = _batch(api, "big", _items(11))
