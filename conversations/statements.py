@@ -2,8 +2,9 @@
 metadata: building these with the ORM cost more than running them.
 
 Table and column names come from the models, quoted by the backend; every
-value is a bound parameter. `{branch}`, `{op}`, `{bound}` and `{order}` are
-filled by the caller with other statements of this module and SQL keywords.
+value is a bound parameter. `{columns}`, `{branch}`, `{op}`, `{bound}` and
+`{order}` are filled by the caller with other statements of this module and
+SQL keywords.
 """
 
 # ruff: noqa: S608

@@ -45,7 +45,7 @@ def _flatten_detail(detail: Any, prefix: str = "") -> list[str]:
         lines = []
         for index, value in enumerate(detail):
             if isinstance(value, (dict, list)):
-                lines.extend(_flatten_detail(value, f"{prefix}[{index}]" if prefix else f"[{index}]"))
+                lines.extend(_flatten_detail(value, f"{prefix}[{index}]"))
             else:
                 lines.extend(_flatten_detail(value, prefix))
         return lines
