@@ -52,7 +52,11 @@ def _cached_key(prefix: str, *, rate: ApiKeyRateThrottle | None, ident: str) -> 
     entry_key, changed_key = api_key_cache_key(prefix), api_key_changed_key(prefix)
     names = [] if kept is not None else [entry_key, changed_key]
     if to_count:
-        found, count = read_and_count(cache, names, *window, hits=to_count)
+        try:
+            found, count = read_and_count(cache, names, *window, hits=to_count)
+        except BaseException:
+            window_leases.not_counted(ident)
+            raise
         hit = WindowHit(window[0], window_leases.granted(ident, window[0], count, to_count))
     else:
         found = cache.get_many(names)

@@ -52,12 +52,14 @@ MOST_LEASES = 4096
 
 
 class _Lease:
-    __slots__ = ("counter", "ranges", "highest")
+    __slots__ = ("counter", "ranges", "highest", "started", "overlapped")
 
     def __init__(self, counter: str):
         self.counter = counter
         self.ranges: list[list[int]] = []  # [next hit's number, last hit's number], oldest first
         self.highest = 0  # the highest count the counter answered
+        self.started = False  # holds the counter's first count (numbered from 1)
+        self.overlapped = False  # was granted hits while another count of its identity was under way
 
 
 class WindowLeases:
@@ -80,6 +82,9 @@ class WindowLeases:
     def _after_fork(self) -> None:
         self._lock = threading.Lock()
         self._leases: dict[str, _Lease] = {}  # oldest grant first
+        # Counts under way (between `size` and `granted`) by identity: their
+        # answers may come back in any order.
+        self._counting: dict[str, int] = {}
 
     def take(self, ident: str, counter: str) -> int | None:
         """The number of a hit leased on `counter`, now this request's; None
@@ -101,6 +106,7 @@ class WindowLeases:
         with self._lock:
             lease = self._leases.get(ident)
             left = limit - lease.highest if lease is not None and lease.counter == counter else limit
+            self._counting[ident] = self._counting.get(ident, 0) + 1
         return max(1, min(LEASE_MOST, left // LEASE_SHARE))
 
     def granted(self, ident: str, counter: str, count: int, hits: int) -> int:
@@ -108,17 +114,39 @@ class WindowLeases:
         the first is this request's (its number is answered), the rest leased."""
         first = count - hits + 1
         with self._lock:
+            others_counting = self._count_ended(ident) > 0
             lease = self._leases.pop(ident, None)
-            if lease is None or lease.counter != counter or first == 1:
-                # A new window, or a counter (re)created: only its first count starts at 1.
+            if lease is None or lease.counter != counter:
+                lease = _Lease(counter)  # a new window
+            elif first == 1 and (lease.started or not lease.overlapped):
+                # Only a counter's first count is numbered from 1: one that
+                # starts again (its cache server restarted) numbers anew, and
+                # hits leased before would be numbered twice. Unless the
+                # lease's hits were granted while this count was under way:
+                # the window's first count came back after later ones.
                 lease = _Lease(counter)
             if len(self._leases) >= MOST_LEASES:
                 del self._leases[next(iter(self._leases))]
             self._leases[ident] = lease
             lease.highest = max(lease.highest, count)
+            lease.started |= first == 1
+            lease.overlapped |= others_counting
             if hits > 1:
                 lease.ranges.append([first + 1, count])
+                lease.ranges.sort()
         return first
+
+    def not_counted(self, ident: str) -> None:
+        """A count `size` was asked for failed (no `granted` follows)."""
+        with self._lock:
+            self._count_ended(ident)
+
+    def _count_ended(self, ident: str) -> int:
+        """One of `ident`'s counts came back: how many are still under way."""
+        under_way = self._counting.pop(ident, 0) - 1
+        if under_way > 0:
+            self._counting[ident] = under_way
+        return max(under_way, 0)
 
     def drop(self, ident: str) -> None:
         """Forget `ident`'s lease (its key was not authenticated: no later
