@@ -5,6 +5,7 @@ requests than the limit are let through."""
 
 from __future__ import annotations
 
+import select
 import time
 
 import pytest
@@ -61,6 +62,16 @@ def _changed_elsewhere(prefix: str) -> None:
     cache.publish(CHANNEL, prefix)
 
 
+def _news_arrived(keys: LocalKeys = local_keys) -> None:
+    """Wait until what Redis sent last (news, or the end of a connection it
+    closed) is on this process's subscription socket, unread. Redis answers
+    the publisher and writes to the subscribers in the same turn of its loop,
+    not in a set order: the promise is a change seen by every request that
+    starts after its news reached the process."""
+    readable, _, _ = select.select([keys._subscription.connection._sock], [], [], 5)
+    assert readable, "the news never came"
+
+
 @redis_only
 def test_each_request_gets_its_own_copy_of_a_kept_row_and_its_workspace(workspace, django_assert_num_queries):
     raw = api_key_create(workspace=workspace, name="k").raw_key
@@ -106,6 +117,7 @@ def test_a_change_made_in_another_process_is_seen_on_the_next_request(workspace)
     assert local_keys.get(created.api_key.prefix)[0] is not None  # kept here now
     ApiKey.objects.filter(pk=created.api_key.pk).update(revoked_at=timezone.now())  # behind this process's signals
     _changed_elsewhere(created.api_key.prefix)
+    _news_arrived()
     assert api_key_authenticate(raw_key=created.raw_key) is None
 
 
@@ -141,6 +153,7 @@ def test_a_lost_subscription_trusts_no_kept_row(workspace, monkeypatch):
     server = redis.Redis.from_url(settings.CACHES["default"]["LOCATION"])
     host, port = local_keys._subscription.connection._sock.getsockname()[:2]
     assert server.client_kill(f"{host}:{port}")
+    _news_arrived()  # the connection's end
     ApiKey.objects.filter(pk=created.api_key.pk).update(revoked_at=timezone.now())
     _changed_elsewhere(prefix)  # published to nobody (of this process)
     assert api_key_authenticate(raw_key=created.raw_key) is None
@@ -344,6 +357,29 @@ def test_threads_counting_at_once_each_add_to_the_lease(workspace):
     with ThreadPoolExecutor(8) as pool:
         hits = list(pool.map(request, range(2 * limit)))
     assert sorted(hit for hit in hits if hit <= limit) == list(range(1, limit + 1))
+
+
+def test_the_windows_first_count_coming_back_after_a_later_one_keeps_both():
+    """Two threads count at once; the server numbers the first one's hits
+    first, but its answer is granted second: no hit is lost (the window lets
+    its whole limit through), and none is taken for a restarted counter's."""
+    leases = WindowLeases()
+    first_hits = leases.size("ident", "counter", 100 * LEASE_SHARE)
+    later_hits = leases.size("ident", "counter", 100 * LEASE_SHARE)
+    assert leases.granted("ident", "counter", count=first_hits + later_hits, hits=later_hits) == first_hits + 1
+    assert leases.granted("ident", "counter", count=first_hits, hits=first_hits) == 1
+    taken = [leases.take("ident", "counter") for _ in range(first_hits + later_hits - 1)]
+    assert taken == [*range(2, first_hits + 1), *range(first_hits + 2, first_hits + later_hits + 1), None]
+
+
+def test_a_count_that_failed_is_no_longer_under_way():
+    leases = WindowLeases()
+    leases.size("ident", "counter", 100 * LEASE_SHARE)
+    leases.not_counted("ident")
+    # Counted alone later, then the counter starts again: the old hits are dropped.
+    assert leases.granted("ident", "counter", count=64, hits=32) == 33
+    assert leases.granted("ident", "counter", count=32, hits=32) == 1
+    assert leases.take("ident", "counter") == 2
 
 
 def test_a_counter_that_starts_again_drops_the_hits_leased_on_it():
