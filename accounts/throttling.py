@@ -122,8 +122,11 @@ class WindowLeases:
                 # Only a counter's first count is numbered from 1: one that
                 # starts again (its cache server restarted) numbers anew, and
                 # hits leased before would be numbered twice. Unless the
-                # lease's hits were granted while this count was under way:
-                # the window's first count came back after later ones.
+                # lease holds no first count yet and was granted hits while
+                # another count was under way: then this is the window's
+                # first count, come back after later ones. (Were it a restart
+                # after all, a few hits could go out twice, where the restart
+                # itself let the whole limit through again.)
                 lease = _Lease(counter)
             if len(self._leases) >= MOST_LEASES:
                 del self._leases[next(iter(self._leases))]
