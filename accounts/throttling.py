@@ -56,7 +56,7 @@ class _Lease:
 
     def __init__(self, counter: str):
         self.counter = counter
-        self.ranges: list[list[int]] = []  # [next hit's number, last hit's number], oldest first
+        self.ranges: list[list[int]] = []  # [next hit's number, last hit's number], lowest first
         self.highest = 0  # the highest count the counter answered
         self.started = False  # holds the counter's first count (numbered from 1)
         self.overlapped = False  # was granted hits while another count of its identity was under way
@@ -102,7 +102,8 @@ class WindowLeases:
     def size(self, ident: str, counter: str, limit: int) -> int:
         """How many hits to count on `counter` for the next lease: a share of
         what the counter had left when last counted here (of the limit, for a
-        new window)."""
+        new window). The count is under way from here until `granted`, or
+        `not_counted` if it fails: every call needs one of the two."""
         with self._lock:
             lease = self._leases.get(ident)
             left = limit - lease.highest if lease is not None and lease.counter == counter else limit
