@@ -29,6 +29,7 @@ _ASSISTANT_STYLE = re.compile(
     re.I,
 )
 _ZH_ASSISTANT_STYLE = re.compile(r"(有什么可以帮|我可以帮|帮您|为您|您可以|建议您|建议你|我记下了|我来帮|已更新|我查一下|我会帮你)")
+_LIST_ITEM_RE = re.compile(r"^\s*(?:[-*•]|\d+\.)\s", re.M)
 # What a person says of their own life: past events, family, feelings.
 _PERSONAL = re.compile(
     r"\b(?:i|we)\s+(?:just\s+|finally\s+|also\s+|recently\s+)?(?:went|got|had|saw|made|did|won|bought|took|met|"
@@ -86,10 +87,25 @@ def dialog_mode(turns: list[Turn]) -> str:
     replies = [t for t in turns if t.role == "assistant" and t.text.strip()]
     if len(replies) < 2:
         return ASSISTANT
-    styled = sum(1 for t in replies if _ASSISTANT_STYLE.search(t.text) or _ZH_ASSISTANT_STYLE.search(t.text)
-                 or "```" in t.text or re.search(r"^\s*(?:[-*•]|\d+\.)\s", t.text, re.M))
-    people = sum(1 for t in replies if _PERSONAL.search(t.text) or (len(t.text) < 200 and _CASUAL.search(t.text)))
-    long_replies = sum(1 for t in replies if len(t.text) > 400)
-    if styled / len(replies) <= 0.2 and people / len(replies) >= 0.4 and long_replies / len(replies) <= 0.2:
-        return HUMAN
+    # HUMAN takes all three: few long replies, few in an assistant's style,
+    # many that sound like a person. Each count stops once its answer is
+    # known (a batch's extraction runs this over every reply).
+    count = len(replies)
+    if sum(1 for t in replies if len(t.text) > 400) / count > 0.2:
+        return ASSISTANT
+    styled = 0
+    for t in replies:
+        if (_ASSISTANT_STYLE.search(t.text) or _ZH_ASSISTANT_STYLE.search(t.text) or "```" in t.text
+                or _LIST_ITEM_RE.search(t.text)):
+            styled += 1
+            if styled / count > 0.2:
+                return ASSISTANT
+    people = 0
+    for index, t in enumerate(replies):
+        if _PERSONAL.search(t.text) or (len(t.text) < 200 and _CASUAL.search(t.text)):
+            people += 1
+            if people / count >= 0.4:
+                return HUMAN
+        elif (people + count - index - 1) / count < 0.4:
+            return ASSISTANT  # too few replies left to reach the share
     return ASSISTANT

@@ -25,7 +25,7 @@ from memories.extraction.summarizer import (
     without,
 )
 from memories.extraction.tasks import has_deadline, match_closure, match_task
-from memories.extraction.text import detect_language, similarity, terms, turn_sentences
+from memories.extraction.text import detect_language, similarity, stems, turn_sentences
 from memories.extraction.types import (
     ExtractedFact,
     ExtractedLoop,
@@ -52,12 +52,11 @@ _TASK_LABELS = ("To do: ", "待办：")
 _NAME_IN_FACT = re.compile(r"^(?:User's name is |用户叫)(?P<name>.+)$")
 
 
-def _overlap(a: list[str], b: str) -> float:
-    ta, tb = set(a), set(terms(_strip_task_label(b)))
-    if not ta or not tb:
+def _overlap(stems_a: frozenset[str], b: str) -> float:
+    """How much of the smaller of a closure's stems and task `b`'s the other shares."""
+    stems_b = stems(_strip_task_label(b))  # cached: every closure compares each open task
+    if not stems_a or not stems_b:
         return 0.0
-    stems_a = {t[:5] for t in ta if t.isascii()} | {t for t in ta if not t.isascii()}
-    stems_b = {t[:5] for t in tb if t.isascii()} | {t for t in tb if not t.isascii()}
     return len(stems_a & stems_b) / min(len(stems_a), len(stems_b))
 
 
@@ -140,9 +139,12 @@ class _Batch:
     def close(self, closure_terms: list[str], turn: Turn, *, may_close_bare: bool) -> bool:
         if not self.open:
             return False
-        best = max(self.open, key=lambda loop: _overlap(closure_terms, loop[1]))
+        closure_stems = frozenset(t[:5] if t.isascii() else t for t in closure_terms)
+        overlaps = [_overlap(closure_stems, loop[1]) for loop in self.open]
+        best_overlap = max(overlaps)
+        best = self.open[overlaps.index(best_overlap)]
         target = None
-        if _overlap(closure_terms, best[1]) >= RESOLVE_OVERLAP:
+        if best_overlap >= RESOLVE_OVERLAP:
             target = best
         elif len(closure_terms) <= 2 and may_close_bare:
             latest = self.open[-1]

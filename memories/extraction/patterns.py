@@ -292,6 +292,7 @@ _EN_PREDICATES: list[tuple[str, tuple[str, ...], str]] = [
     ("prefer", ("switched",), r"(?:'ve|’ve|\s+have|\s+has)?" + _ADV + r"\s+switched\s+to\s+" + _V),
 ]
 _EN_RULES = [(kind, cues, re.compile(_SUBJ_EN + r"(?i:" + predicate + r")")) for kind, cues, predicate in _EN_PREDICATES]
+_EN_CUES = tuple(sorted({cue for _, cues, _ in _EN_PREDICATES for cue in cues}))
 # The letters outside ASCII that a case-insensitive pattern takes for ASCII
 # ones: lowered as it reads them, so a cue test never misses what it would match.
 _ASCII_LOOKALIKES = str.maketrans({"İ": "i", "ı": "i", "ſ": "s", "K": "k"})
@@ -447,8 +448,11 @@ def _en_facts(sentence: str, speaker: Subject) -> list[FactMatch]:
                 fact = _relation(match.group("rel").lower(), match.group("relname"), speaker, False)
                 if fact:
                     found.append(fact)
+    # Which cues the sentence holds, tested once for all the rules (each
+    # rule's own `any` over its cues cost about twice as much).
+    present = {cue for cue in _EN_CUES if cue in folded}
     for kind, cues, rule in _EN_RULES:
-        if cues and not any(cue in folded for cue in cues):
+        if cues and present.isdisjoint(cues):
             continue
         for match in rule.finditer(sentence):
             subject = _subject(match, sentence, speaker, False)

@@ -50,9 +50,18 @@ def literals(text: str) -> list[str]:
     return [m.group(0) for m in LITERAL_RE.finditer(text)]
 
 
+# What every literal holds somewhere (a backtick, "@", "://", "www.", a digit
+# punctuated against a digit, a dot before a letter). Most chat sentences hold
+# none, and this test is about six times cheaper than `LITERAL_RE`'s search,
+# which tries every alternative at every position.
+_LITERAL_MARK_RE = re.compile(r"[`@]|://|www\.|\d[.,:/\-]\d|\.[A-Za-z_]")
+
+
 def _masked(text: str) -> str:
     """`text` with every literal's characters replaced by a letter of the same
     length, so that a search for punctuation does not find theirs."""
+    if _LITERAL_MARK_RE.search(text) is None:
+        return text
     return LITERAL_RE.sub(lambda m: "x" * len(m.group(0)), text)
 
 
