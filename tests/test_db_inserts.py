@@ -91,6 +91,25 @@ def test_json_records_write_what_json_dumps_writes():
         json_records(fields, [["c1", b"", {"when": moment}, moment]])
 
 
+def test_json_records_write_the_models_choices_without_json_dumps(monkeypatch):
+    """The models' choices (str enums such as `MemoryType.FACT`) are written
+    by orjson as their text: every row of the pipeline holds one, and
+    json.dumps, which took them until now, is about ten times slower."""
+    import json
+
+    from memories.models import MemoryType, RecallEntry, RecallKind
+    from memory_project import db
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("json.dumps was used")
+
+    fields = [RecallEntry._meta.get_field(name) for name in ("kind", "terms", "length")]
+    monkeypatch.setattr(db.json, "dumps", refuse)
+    written = db.json_records(fields, [[RecallKind.PASSAGE, " tea ", 1], [MemoryType.FACT, " x ", 2]])
+    assert json.loads(written) == [{"kind": "passage", "terms": " tea ", "length": 1},
+                                   {"kind": "fact", "terms": " x ", "length": 2}]
+
+
 def test_json_column_reads_what_json_loads_reads():
     """A JSON column's text decodes to the values `json.loads` gives, also
     where orjson alone would not: an integer past 64 bits (which it reads as

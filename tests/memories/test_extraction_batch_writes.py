@@ -1,6 +1,7 @@
 """The extraction batch's bulk writes: one locked read, one INSERT each of
-items, versions, recall entries and edges, one UPDATE for deprecations; and
-batches written several to a commit make the same memories as one by one."""
+items, versions, recall entries and edges, one UPDATE for deprecations of
+earlier items; and batches written several to a commit make the same
+memories as one by one."""
 
 from __future__ import annotations
 
@@ -111,6 +112,39 @@ def test_a_batch_supersedes_deduplicates_and_closes_in_bulk(workspace, django_as
         entry = RecallEntry.objects.get(memory_id=item.pk)
         assert entry.content_sha256 == item.content_sha256 and entry.length > 0
     assert items["Lives in Porto"].sources == ["msg-6"]
+
+
+def test_what_a_batch_creates_and_deprecates_is_inserted_as_it_ends(workspace):
+    """A value replaced and a task opened and closed in the same batch are
+    inserted deprecated, at version 2 with their `modified` version current
+    and both versions kept: no UPDATE of the items."""
+    job = MemoryJob.objects.create(workspace=workspace, kind=JobKind.EXTRACT, scope="branch", scope_id=SCOPE_ID)
+    result = ExtractionResult(
+        language="en", summary="One batch.", rolling_summary="",
+        facts=[_fact("user.location", "Lives in Lisbon", 1), _fact("user.location", "Lives in Porto", 2)],
+        open_loops=[ExtractedLoop(ref="new:0", content="To do: book hotel", importance=0.7, floor_no=3,
+                                  message_id="msg-3")],
+        resolutions=[Resolution(target="new:0", floor_no=4, message_id="msg-4")],
+    )
+    with CaptureQueriesContext(connection) as queries:
+        counts = _write(workspace, job, result, _turns(1, 4))
+
+    assert not [q["sql"] for q in queries if q["sql"].lstrip().upper().startswith("UPDATE")]
+    assert (counts.facts, counts.facts_updated, counts.open_loops, counts.resolved) == (2, 1, 1, 1)
+    assert counts.writes.deprecated_ids == [item.pk for item in counts.writes.items
+                                            if item.content in ("Lives in Lisbon", "To do: book hotel")]
+    for content in ("Lives in Lisbon", "To do: book hotel"):
+        item = MemoryItem.objects.get(workspace=workspace, content=content)
+        assert (item.status, item.lifecycle_status, item.version) == ("deprecated", "deprecated", 2)
+        head = MemoryVersion.objects.get(pk=item.current_version_id)
+        assert (head.memory_id, head.version, head.operation) == (item.pk, 2, "modified")
+        assert head.attributes["status"] == "deprecated"
+        assert list(MemoryVersion.objects.filter(memory_id=item.pk).order_by("version")
+                    .values_list("operation", "attributes__status")) == [("created", "active"),
+                                                                         ("modified", "deprecated")]
+        assert RecallEntry.objects.filter(memory_id=item.pk).exists()
+    porto = MemoryItem.objects.get(workspace=workspace, content="Lives in Porto")
+    assert (porto.status, porto.version) == ("active", 1)
 
 
 def test_the_locked_read_finds_what_one_orm_query_finds_value_for_value(workspace, other_workspace):

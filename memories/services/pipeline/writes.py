@@ -1,6 +1,7 @@
 """The writes of one extraction batch, in bulk: one read of the live facts and
 loops it touches, one INSERT of new items, one of their versions, one of
-edges, one locked UPDATE for what they deprecate, one rebuild of their recall
+edges, one locked UPDATE for the earlier items they deprecate (one they
+create and deprecate is inserted deprecated), one rebuild of their recall
 entries. Called inside the batch transaction.
 
 Where the memories go:
@@ -44,7 +45,16 @@ from memories.services.versioning import (
     version_preassign,
     versions_build,
 )
-from memory_project.db import column, insert_objects, insert_rows, model_objects, placeholders, select_list, table
+from memory_project.db import (
+    column,
+    insert_objects,
+    insert_rows,
+    model_objects,
+    new_object,
+    placeholders,
+    select_list,
+    table,
+)
 from memory_project.ids import new_edge_id
 
 MICRO_IMPORTANCE = 0.5
@@ -105,10 +115,17 @@ def live_items(*, workspace, scope: str, scope_id: str, type: str):  # noqa: A00
 
 def _new_item(*, workspace, job: MemoryJob, scope: str, scope_id: str, type: str, content: str,  # noqa: A002
               lifecycle: str, sources: list[str], **fields) -> MemoryItem:
-    item = MemoryItem(workspace=workspace, scope=scope, scope_id=scope_id, type=type, content=content,
-                      status=Status.ACTIVE, lifecycle_status=lifecycle, source_job=job,
-                      sources=list(dict.fromkeys(sources)), token_count_estimate=count_tokens(content), **fields)
-    item.content_sha256, item.content_size_bytes = content_fingerprint(content)
+    content_sha256, content_size_bytes = content_fingerprint(content)
+    # Built positionally (`new_object`, about twice as fast as keywords): a
+    # catch-up builds one for every memory it writes. The workspace and job
+    # are set as objects too, as keyword construction would have cached them.
+    item = new_object(MemoryItem, workspace_id=workspace.pk, scope=scope, scope_id=scope_id,
+                      type=type, content=content, status=Status.ACTIVE, lifecycle_status=lifecycle,
+                      source_job_id=job.pk, sources=list(dict.fromkeys(sources)),
+                      token_count_estimate=count_tokens(content), content_sha256=content_sha256,
+                      content_size_bytes=content_size_bytes, **fields)
+    MemoryItem.workspace.field.set_cached_value(item, workspace)
+    MemoryItem.source_job.field.set_cached_value(item, job)
     version_preassign(item)
     return item
 
@@ -272,10 +289,21 @@ def write_batch(
             item.version += 1
             item.updated_at = now
         versions += versions_build(items=snapshots, operation=VersionOperation.MODIFIED, actor=actor)
+        # An item this batch both creates and deprecates (a task opened and
+        # closed, a value stated twice) is inserted as it ends: its `created`
+        # version is built already, and an UPDATE of a row just inserted
+        # costs the database the row and every index entry again.
+        for snapshot in snapshots:
+            if snapshot.pk in by_id:
+                item = by_id[snapshot.pk]
+                item.status, item.lifecycle_status = snapshot.status, snapshot.lifecycle_status
+                item.version, item.updated_at = snapshot.version, snapshot.updated_at
+                item.current_version_id = snapshot.current_version_id
+        snapshots = [snapshot for snapshot in snapshots if snapshot.pk not in by_id]
     insert_objects(new_items)
     insert_objects(versions)
     memory_entries_rebuild(new_items, new=True)
-    if deprecated:
+    if deprecated and snapshots:
         _deprecate(workspace_id=workspace.pk, snapshots=snapshots, status=status, lifecycle=lifecycle, now=now)
     counts.summaries = 1
     counts.writes = BatchWrites(items=new_items, deprecated_ids=deprecated_ids)
