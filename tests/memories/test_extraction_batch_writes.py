@@ -147,6 +147,22 @@ def test_what_a_batch_creates_and_deprecates_is_inserted_as_it_ends(workspace):
     assert (porto.status, porto.version) == ("active", 1)
 
 
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="PostgreSQL chooses by its statistics")
+def test_a_batchs_passages_are_deleted_through_the_messages_index(workspace):
+    """The DELETE before a batch's passages are indexed finds them by their
+    messages, not by reading every entry of the workspace (SQLite, which
+    keeps no statistics, took the workspace's index)."""
+    from memories.recall.index import passage_entries_delete
+
+    with CaptureQueriesContext(connection) as queries:
+        passage_entries_delete(workspace_id=workspace.pk, message_ids=["msg_a", "msg_b"])
+    (delete,) = [q["sql"] for q in queries]
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN QUERY PLAN {delete}")
+        plan = " ".join(str(row[-1]) for row in cursor.fetchall())
+    assert "recall_message" in plan and "recall_ws" not in plan, plan
+
+
 def test_the_locked_read_finds_what_one_orm_query_finds_value_for_value(workspace, other_workspace):
     """`_lock_live`, written by hand, reads the items one ORM query over the
     same condition reads, in the same (primary-key) order, every field's
