@@ -208,7 +208,9 @@ def turn_sentences(text: str) -> tuple[tuple[str, bool], ...]:
 
 
 def normalize_space(text: str) -> str:
-    return _SPACES_RE.sub(" ", unicodedata.normalize("NFKC", text)).strip()
+    # str.split() splits on exactly what `\s` matches (Unicode white space),
+    # about twice as fast as the pattern.
+    return " ".join(unicodedata.normalize("NFKC", text).split())
 
 
 def collapse_space(text: str) -> str:
@@ -267,7 +269,6 @@ _GREETING_WORDS = frozenset([
 _CLAUSE_SPLIT_RE = re.compile(r"[,，、]")
 _ADDRESSED_NAME_RE = re.compile(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?")
 _TALK_WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+")
-_SPACES_RE = re.compile(r"\s+")
 
 
 def is_small_talk(sentence: str) -> bool:
@@ -280,18 +281,23 @@ def is_small_talk(sentence: str) -> bool:
         return True
     if _CJK_RE.search(sentence):
         return False
-    words = _TALK_WORD_RE.findall(sentence)
-    if not words or len(words) > 8:
-        return False
-    greeting = words[0].lower() in _GREETING_WORDS
-    for index, word in enumerate(words):
+    # At most 8 words, every one a filler: read word by word, so that a
+    # sentence stops at its first word of content (most stop at once).
+    greeting = words = False
+    for index, match in enumerate(_TALK_WORD_RE.finditer(sentence)):
+        if index == 8:
+            return False
+        words = True
+        word = match.group()
         lowered = word.lower()
+        if index == 0:
+            greeting = lowered in _GREETING_WORDS
         if lowered in _FILLER or lowered in _STOPWORDS:
             continue
         if greeting and index > 0 and word[:1].isupper():
             continue  # "Bye Nate!", "Thanks Joanna"
         return False
-    return True
+    return words
 
 
 # --- Language and terms ------------------------------------------------------------
