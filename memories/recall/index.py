@@ -246,11 +246,12 @@ def passage_entries_delete(*, workspace_id: str, message_ids: Iterable[str]) -> 
             cursor.execute(f"DELETE FROM {table(entry)} WHERE {workspace} = %s AND {kind} = %s "  # noqa: S608
                            f"AND {message} = ANY(%s)", [workspace_id, RecallKind.PASSAGE.value, ids])
             return cursor.rowcount
-    # SQLite, which keeps no statistics here, took the workspace's index for
-    # "workspace = ? AND message_id IN (...)" and read every entry of the
-    # workspace to delete a batch's passages (3 ms a batch at 10,000 floors,
-    # growing with the workspace). A unary plus makes the other columns
-    # expressions no index serves: the message's index finds a few rows.
+    # SQLite, without statistics on the table (a new database has none),
+    # took the workspace's index for "workspace = ? AND message_id IN (...)"
+    # and read every entry of the workspace to delete a batch's passages
+    # (3 ms a batch at 10,000 floors, growing with the workspace). A unary
+    # plus makes the other columns expressions no index serves: the
+    # message's index finds a few rows.
     with default_connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM {table(entry)} WHERE +{workspace} = %s AND +{kind} = %s "  # noqa: S608
                        f"AND {message} IN ({placeholders(len(ids))})", [workspace_id, RecallKind.PASSAGE, *ids])

@@ -150,8 +150,8 @@ def test_what_a_batch_creates_and_deprecates_is_inserted_as_it_ends(workspace):
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="PostgreSQL chooses by its statistics")
 def test_a_batchs_passages_are_deleted_through_the_messages_index(workspace):
     """The DELETE before a batch's passages are indexed finds them by their
-    messages, not by reading every entry of the workspace (SQLite, which
-    keeps no statistics, took the workspace's index)."""
+    messages, not by reading every entry of the workspace (SQLite, without
+    statistics on the table, took the workspace's index)."""
     from memories.recall.index import passage_entries_delete
 
     with CaptureQueriesContext(connection) as queries:
