@@ -94,10 +94,11 @@ def json_records(fields: Sequence[models.Field], rows: Iterable[Sequence[Any]]) 
         return json.dumps(records, separators=(",", ":"))
 
 
-# Subclasses of str, int, dict and list (the models' choices, such as
-# `MemoryType.FACT`, are str enums) are written by both as their base type
-# would be, so orjson takes them: passed through, every row of a kind or a
-# status went the slow way.
+# Subclasses are not passed through: orjson writes a str or int subclass (the
+# models' choices, such as `MemoryType.FACT`, are str enums) exactly as
+# json.dumps does, where passed through every row of a kind or a status went
+# the slow way. A dict subclass it writes as its items (a `QueryDict` would
+# differ); the JSON values written here were decoded from JSON, plain dicts.
 _ORJSON_AS_JSON = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
 
 
@@ -553,26 +554,14 @@ def statement_pipeline() -> Iterator[None]:
         yield
 
 
-def check_constraints_as_written() -> None:
-    """PostgreSQL: the current transaction checks its foreign keys (Django
-    makes them `DEFERRABLE INITIALLY DEFERRED`) as each statement ends,
-    instead of all of them at the commit. For a long transaction of
-    pipelined writes (`statement_pipeline`): the database checks each
-    batch's rows while the caller prepares the next, where the commit of a
-    1,000-floor extraction waited for several thousand checks at once.
-    Nothing inside may rely on deferral (a row written before the row it
-    refers to). Elsewhere, nothing changes."""
-    if connection.vendor == "postgresql" and connection.in_atomic_block:
-        with connection.cursor() as cursor:
-            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-
-
 def prefer_generic_plans(sender: Any, connection: Any, **kwargs: Any) -> None:
     """`connection_created` receiver: prepared statements are planned once,
     for any parameters. PostgreSQL otherwise re-plans a statement whose
     generic plan it estimates dearer (a page after a cursor was re-planned on
-    every call). Only prepared statements are affected, and only the few of
-    `prepared_cursor` are prepared. A SET rather than a startup option, which
+    every call). Only statements bound on the server are affected: the few
+    `prepared_cursor` prepares, and those of `server_binding_cursor`, which
+    go through the same plan cache (planned for any values; Django's own
+    statements are bound on the client). A SET rather than a startup option, which
     a pooler such as PgBouncer may refuse; the connection is in autocommit
     when this runs, so the setting holds for its life."""
     if connection.vendor == "postgresql" and settings.DB_PREPARED_STATEMENTS:

@@ -7,7 +7,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 
 from accounts.models import Workspace
-from memory_project.db import check_constraints_as_written, statement_pipeline
+from memory_project.db import statement_pipeline
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -66,33 +66,3 @@ def test_counts_are_unknown_inside_so_updates_do_not_belong_there():
     assert updated == (-1 if connection.vendor == "postgresql" else 1)
     assert Workspace.objects.get(slug="counted").name == "renamed"
 
-
-def _edge_to_nowhere(workspace_id: str, edge_id: str) -> None:
-    from memories.models import MemoryEdge
-
-    MemoryEdge.objects.create(id=edge_id, workspace_id=workspace_id, from_item_id="mem_missing",
-                              to_item_id="mem_missing_too", relation="updates")
-
-
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's deferred foreign keys")
-def test_constraints_checked_as_written_refuse_the_statement_not_the_commit():
-    """After `check_constraints_as_written` a row naming no row fails as it
-    is written; before it, the same row waits for the commit to fail."""
-    workspace = Workspace.objects.create(id="ws_fk", name="fk", slug="fk")
-    with transaction.atomic():
-        with transaction.atomic():
-            _edge_to_nowhere(workspace.pk, "edge_deferred")  # accepted for now: checked at the commit
-            transaction.set_rollback(True)
-        check_constraints_as_written()
-        with pytest.raises(IntegrityError), transaction.atomic():
-            _edge_to_nowhere(workspace.pk, "edge_checked")
-    with pytest.raises(IntegrityError), transaction.atomic():
-        _edge_to_nowhere(workspace.pk, "edge_at_commit")
-
-
-def test_constraints_checked_as_written_change_nothing_on_sqlite_or_outside_a_transaction():
-    check_constraints_as_written()  # outside a transaction: nothing to set
-    with transaction.atomic():
-        check_constraints_as_written()
-        Workspace.objects.create(id="ws_fk2", name="fk2", slug="fk2")
-    assert Workspace.objects.filter(slug="fk2").exists()

@@ -15,7 +15,7 @@ from memories.recall.index import passage_entries_rebuild
 from memories.services.jobs import job_progress, memory_job_checkpoint
 from memories.services.pipeline.writes import BatchWrites, Destination, destination_for, live_items, write_batch
 from memories.services.scopes import lock_scope_state, parse_branch_scope_id, scope_refresh_totals
-from memory_project.db import check_constraints_as_written, statement_pipeline
+from memory_project.db import statement_pipeline
 
 # What a batch shows the model of the scope's memory so far: enough for a
 # model to reuse keys and close tasks, bounded so a prompt never grows with
@@ -209,7 +209,6 @@ def extract_run(job: MemoryJob) -> dict:
             totals: dict[str, int] = {}
             input_tokens = output_tokens = 0
             summary_update = None
-            check_constraints_as_written()
             # A batch's writes need no answer: sent without waiting for each,
             # one round trip per batch (its first read waits for them all).
             with statement_pipeline():
