@@ -95,6 +95,7 @@ def test_json_records_write_the_models_choices_without_json_dumps(monkeypatch):
     """The models' choices (str enums such as `MemoryType.FACT`) are written
     by orjson as their text: every row of the pipeline holds one, and
     json.dumps, which took them until now, is about ten times slower."""
+    import enum
     import json
 
     from memories.models import MemoryType, RecallEntry, RecallKind
@@ -103,9 +104,16 @@ def test_json_records_write_the_models_choices_without_json_dumps(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("json.dumps was used")
 
+    class Size(enum.IntEnum):
+        TWO = 2
+
     fields = [RecallEntry._meta.get_field(name) for name in ("kind", "terms", "length")]
+    rows = [[RecallKind.PASSAGE, " tea ", 1], [MemoryType.FACT, " x ", Size.TWO]]
+    expected = json.dumps([dict(zip(("kind", "terms", "length"), row, strict=True)) for row in rows],
+                          separators=(",", ":"))
     monkeypatch.setattr(db.json, "dumps", refuse)
-    written = db.json_records(fields, [[RecallKind.PASSAGE, " tea ", 1], [MemoryType.FACT, " x ", 2]])
+    written = db.json_records(fields, rows)
+    assert written == expected
     assert json.loads(written) == [{"kind": "passage", "terms": " tea ", "length": 1},
                                    {"kind": "fact", "terms": " x ", "length": 2}]
 

@@ -292,7 +292,7 @@ _EN_PREDICATES: list[tuple[str, tuple[str, ...], str]] = [
     ("prefer", ("switched",), r"(?:'ve|’ve|\s+have|\s+has)?" + _ADV + r"\s+switched\s+to\s+" + _V),
 ]
 _EN_RULES = [(kind, cues, re.compile(_SUBJ_EN + r"(?i:" + predicate + r")")) for kind, cues, predicate in _EN_PREDICATES]
-_EN_CUES = tuple(sorted({cue for _, cues, _ in _EN_PREDICATES for cue in cues}))
+_EN_CUES = tuple(sorted({cue for _, cues, _ in _EN_RULES for cue in cues}))
 # The letters outside ASCII that a case-insensitive pattern takes for ASCII
 # ones: lowered as it reads them, so a cue test never misses what it would match.
 _ASCII_LOOKALIKES = str.maketrans({"İ": "i", "ı": "i", "ſ": "s", "K": "k"})
