@@ -25,7 +25,7 @@ from memories.extraction.summarizer import (
     without,
 )
 from memories.extraction.tasks import has_deadline, match_closure, match_task
-from memories.extraction.text import detect_language, similarity, stems, turn_sentences
+from memories.extraction.text import detect_language, similarity, stems, term_stems, turn_sentences
 from memories.extraction.types import (
     ExtractedFact,
     ExtractedLoop,
@@ -139,7 +139,7 @@ class _Batch:
     def close(self, closure_terms: list[str], turn: Turn, *, may_close_bare: bool) -> bool:
         if not self.open:
             return False
-        closure_stems = frozenset(t[:5] if t.isascii() else t for t in closure_terms)
+        closure_stems = term_stems(closure_terms)
         overlaps = [_overlap(closure_stems, loop[1]) for loop in self.open]
         best_overlap = max(overlaps)
         best = self.open[overlaps.index(best_overlap)]

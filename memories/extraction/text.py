@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Iterable
 
 # CJK Unified Ideographs (+ extension A and compatibility ideographs).
 _CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -283,11 +284,11 @@ def is_small_talk(sentence: str) -> bool:
         return False
     # At most 8 words, every one a filler: read word by word, so that a
     # sentence stops at its first word of content (most stop at once).
-    greeting = words = False
+    greeting = any_word = False
     for index, match in enumerate(_TALK_WORD_RE.finditer(sentence)):
         if index == 8:
             return False
-        words = True
+        any_word = True
         word = match.group()
         lowered = word.lower()
         if index == 0:
@@ -297,7 +298,7 @@ def is_small_talk(sentence: str) -> bool:
         if greeting and index > 0 and word[:1].isupper():
             continue  # "Bye Nate!", "Thanks Joanna"
         return False
-    return words
+    return any_word
 
 
 # --- Language and terms ------------------------------------------------------------
@@ -360,7 +361,12 @@ STEMS_CACHE_SIZE = 256
 def stems(text: str) -> frozenset[str]:
     """Terms with English words cut to five letters: "prefer", "prefers" and
     "preferred" meet without a stemmer."""
-    return frozenset(t[:5] if t.isascii() else t for t in terms(text))
+    return term_stems(terms(text))
+
+
+def term_stems(found: Iterable[str]) -> frozenset[str]:
+    """`stems` of terms already found (`terms`)."""
+    return frozenset(t[:5] if t.isascii() else t for t in found)
 
 
 def similarity(a: str, b: str) -> float:
