@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -131,9 +130,8 @@ def version_record(*, item: MemoryItem, operation: str, actor: Actor, preassigne
     With `preassigned=True` the caller has run `version_preassign` and saved
     the item with that `current_version_id`; the version takes that id.
     """
-    version = _version_row(item=item, operation=operation, actor=actor)
-    if preassigned:
-        version.pk = item.current_version_id
+    version = _version_row(item=item, operation=operation, actor=actor,
+                           pk=_version_id(item, preassigned=preassigned))
     version.save(force_insert=True)
     if operation != VersionOperation.DELETED and not preassigned:
         item.current_version_id = version.pk
@@ -150,19 +148,20 @@ def version_record(*, item: MemoryItem, operation: str, actor: Actor, preassigne
     return version
 
 
-_NEW_ID = object()
+def _version_id(item: MemoryItem, *, preassigned: bool) -> str | None:
+    """The id of the item's next version: the one `version_preassign` gave it
+    (None if it gave none, which the INSERT refuses), or a new one."""
+    return item.current_version_id if preassigned else new_memory_version_id()
 
 
-def _version_row(*, item: MemoryItem, operation: str, actor: Actor, pk: Any = _NEW_ID) -> MemoryVersion:
-    """The version row for the item's state after `operation`, with id `pk`
-    (a new one when not given; a preassigned id that is missing stays None,
-    and the INSERT refuses it)."""
+def _version_row(*, item: MemoryItem, operation: str, actor: Actor, pk: str | None) -> MemoryVersion:
+    """The version row, with id `pk`, for the item's state after `operation`."""
     deleted = operation == VersionOperation.DELETED
     # Built positionally (`new_object`): the pipeline builds one or two per
     # memory it writes, and keyword construction cost twice as much.
     return new_object(
         MemoryVersion,
-        id=new_memory_version_id() if pk is _NEW_ID else pk,
+        id=pk,
         workspace_id=item.workspace_id,
         memory_id=item.pk,
         store_id=item.store_id,
@@ -183,8 +182,8 @@ def versions_build(*, items: Sequence[MemoryItem], operation: str, actor: Actor,
     that inserts them with other rows of its own in one statement. With
     `preassigned=True` they take the items' ids from `version_preassign`;
     otherwise the items are pointed at them (`current_version_id`)."""
-    versions = [_version_row(item=item, operation=operation, actor=actor, pk=item.current_version_id)
-                if preassigned else _version_row(item=item, operation=operation, actor=actor) for item in items]
+    versions = [_version_row(item=item, operation=operation, actor=actor, pk=_version_id(item, preassigned=preassigned))
+                for item in items]
     if not preassigned and operation != VersionOperation.DELETED:
         for item, version in zip(items, versions, strict=True):
             item.current_version_id = version.pk
