@@ -277,34 +277,30 @@ def write_batch(
     by_id = {item.pk: item for item in new_items}
     deprecated_ids = list(dict.fromkeys(deprecate))
     deprecated = [by_id.get(pk) or locked[pk] for pk in deprecated_ids]
+    earlier: list[MemoryItem] = []  # deprecated items stored before this batch: the UPDATE's
     if deprecated:
         # The state a `deprecated` status takes from active, as every other
         # status write decides it.
         status, lifecycle = resolve_statuses(current_status=Status.ACTIVE, current_lifecycle=None,
                                              status=Status.DEPRECATED, lifecycle=None, actor=actor)
         now = timezone.now()
-        snapshots = [copy.copy(item) for item in deprecated]
-        for item in snapshots:
+        # An item this batch both creates and deprecates (a task opened and
+        # closed, a value stated twice) is changed as it is and inserted as it
+        # ends (its `created` version is built already): an UPDATE of a row
+        # just inserted costs the database the row and every index entry
+        # again. An earlier item is changed in a copy, for the UPDATE below.
+        ended = [item if item.pk in by_id else copy.copy(item) for item in deprecated]
+        for item in ended:
             item.status, item.lifecycle_status = status, lifecycle
             item.version += 1
             item.updated_at = now
-        versions += versions_build(items=snapshots, operation=VersionOperation.MODIFIED, actor=actor)
-        # An item this batch both creates and deprecates (a task opened and
-        # closed, a value stated twice) is inserted as it ends: its `created`
-        # version is built already, and an UPDATE of a row just inserted
-        # costs the database the row and every index entry again.
-        for snapshot in snapshots:
-            if snapshot.pk in by_id:
-                item = by_id[snapshot.pk]
-                item.status, item.lifecycle_status = snapshot.status, snapshot.lifecycle_status
-                item.version, item.updated_at = snapshot.version, snapshot.updated_at
-                item.current_version_id = snapshot.current_version_id
-        snapshots = [snapshot for snapshot in snapshots if snapshot.pk not in by_id]
+        versions += versions_build(items=ended, operation=VersionOperation.MODIFIED, actor=actor)
+        earlier = [item for item in ended if item.pk not in by_id]
     insert_objects(new_items)
     insert_objects(versions)
     memory_entries_rebuild(new_items, new=True)
-    if deprecated and snapshots:
-        _deprecate(workspace_id=workspace.pk, snapshots=snapshots, status=status, lifecycle=lifecycle, now=now)
+    if earlier:
+        _deprecate(workspace_id=workspace.pk, snapshots=earlier, status=status, lifecycle=lifecycle, now=now)
     counts.summaries = 1
     counts.writes = BatchWrites(items=new_items, deprecated_ids=deprecated_ids)
     if edges:
