@@ -24,13 +24,14 @@ or a conversation cascades to its entries.
 # ruff: noqa: S608
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from django.db import connection as default_connection
 
@@ -235,6 +236,27 @@ def passage_entries_delete(*, workspace_id: str, message_ids: Iterable[str]) -> 
     ids = list(message_ids)
     if not ids:
         return 0
+    with _passages_of(workspace_id, ids) as (cursor, where, params):
+        cursor.execute(f"DELETE FROM {table(RecallEntry)} WHERE {where}", params)  # noqa: S608
+        return cursor.rowcount
+
+
+def passages_indexed(*, workspace_id: str, message_ids: Iterable[str]) -> set[str]:
+    """Those of the messages whose passages are in the index: a fork's
+    extraction reads its parent's floors too, which are indexed once."""
+    ids = list(message_ids)
+    if not ids:
+        return set()
+    with _passages_of(workspace_id, ids) as (cursor, where, params):
+        cursor.execute(f"SELECT DISTINCT {column(RecallEntry, 'message_id')} FROM {table(RecallEntry)} "  # noqa: S608
+                       f"WHERE {where}", params)
+        return {row[0] for row in cursor.fetchall()}
+
+
+@contextlib.contextmanager
+def _passages_of(workspace_id: str, ids: list[str]) -> Iterator[tuple[Any, str, list[Any]]]:
+    """A cursor, and the condition with its parameters that finds these
+    messages' passages through the message's index, on both databases."""
     entry = RecallEntry
     workspace, kind, message = column(entry, "workspace"), column(entry, "kind"), column(entry, "message_id")
     if default_connection.vendor == "postgresql":
@@ -244,19 +266,18 @@ def passage_entries_delete(*, workspace_id: str, message_ids: Iterable[str]) -> 
         # on the server, it is planned for any ids (`prefer_generic_plans`),
         # the array estimated at a few rows: the message's index serves it.
         with server_binding_cursor() as cursor:
-            cursor.execute(f"DELETE FROM {table(entry)} WHERE {workspace} = %s AND {kind} = %s "  # noqa: S608
-                           f"AND {message} = ANY(%s)", [workspace_id, RecallKind.PASSAGE.value, ids])
-            return cursor.rowcount
+            yield cursor, f"{workspace} = %s AND {kind} = %s AND {message} = ANY(%s)", \
+                [workspace_id, RecallKind.PASSAGE.value, ids]
+        return
     # SQLite, without statistics on the table (a new database has none),
     # took the workspace's index for "workspace = ? AND message_id IN (...)"
-    # and read every entry of the workspace to delete a batch's passages
+    # and read every entry of the workspace to find a batch's passages
     # (3 ms a batch at 10,000 floors, growing with the workspace). A unary
     # plus makes the other columns expressions no index serves: the
     # message's index finds a few rows.
     with default_connection.cursor() as cursor:
-        cursor.execute(f"DELETE FROM {table(entry)} WHERE +{workspace} = %s AND +{kind} = %s "  # noqa: S608
-                       f"AND {message} IN ({placeholders(len(ids))})", [workspace_id, RecallKind.PASSAGE, *ids])
-        return cursor.rowcount
+        yield cursor, f"+{workspace} = %s AND +{kind} = %s AND {message} IN ({placeholders(len(ids))})", \
+            [workspace_id, RecallKind.PASSAGE, *ids]
 
 
 # --- database full-text index ----------------------------------------------------------

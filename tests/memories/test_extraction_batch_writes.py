@@ -163,6 +163,30 @@ def test_a_batchs_passages_are_deleted_through_the_messages_index(workspace):
     assert "recall_message" in plan and "recall_ws" not in plan, plan
 
 
+def test_the_passages_indexed_are_those_of_the_workspaces_messages(workspace, other_workspace):
+    """A fork's read of its parent's passages already indexed answers the
+    messages with passages in this workspace, through the message's index
+    (on SQLite, as the DELETE: not every entry of the workspace)."""
+    from memories.recall.index import passage_entries_rebuild, passages_indexed
+
+    cid = "conv-indexed"
+    messages = append_all(workspace, cid, [{"role": "user", "content": f"I live in Berlin, note {n}."} for n in range(3)])
+    conversation = Conversation.objects.get(workspace=workspace, external_id=cid)
+    passage_entries_rebuild(workspace_id=workspace.pk, messages=messages[:2], conversation_id=conversation.pk)
+    ids = [m.pk for m in messages]
+
+    with CaptureQueriesContext(connection) as queries:
+        assert passages_indexed(workspace_id=workspace.pk, message_ids=ids) == set(ids[:2])
+    assert passages_indexed(workspace_id=other_workspace.pk, message_ids=ids) == set()
+    assert passages_indexed(workspace_id=workspace.pk, message_ids=[]) == set()
+    if connection.vendor == "sqlite":
+        (read,) = [q["sql"] for q in queries]
+        with connection.cursor() as cursor:
+            cursor.execute(f"EXPLAIN QUERY PLAN {read}")
+            plan = " ".join(str(row[-1]) for row in cursor.fetchall())
+        assert "recall_message" in plan and "recall_ws" not in plan, plan
+
+
 def test_the_locked_read_finds_what_one_orm_query_finds_value_for_value(workspace, other_workspace):
     """`_lock_live`, written by hand, reads the items one ORM query over the
     same condition reads, in the same (primary-key) order, every field's

@@ -11,7 +11,7 @@ from memories.extraction.types import ExtractionInput, ExtractionResult, KnownFa
 from memories.llm import get_provider
 from memories.llm.tokens import content_text
 from memories.models import JobKind, MemoryItem, MemoryJob, MemoryType, MemoryVersion, Scope, ScopeState
-from memories.recall.index import passage_entries_rebuild
+from memories.recall.index import passage_entries_rebuild, passages_indexed
 from memories.services.jobs import job_progress, memory_job_checkpoint
 from memories.services.pipeline.writes import BatchWrites, Destination, destination_for, live_items, write_batch
 from memories.services.scopes import lock_scope_state, parse_branch_scope_id, scope_refresh_totals
@@ -265,16 +265,10 @@ def _index_passages(workspace_id: int, branch, conversation_id: int, messages) -
     """Index the batch's messages as recall passages. A fork reads its
     parent's floors too; those are the parent's and are indexed once, so only
     the ones not indexed yet are added here."""
-    from memories.models import RecallEntry
-
     own = [m for m in messages if m.branch_id == branch.pk]
     inherited = [m for m in messages if m.branch_id != branch.pk]
     if inherited:
-        # By the message's index alone (a message's id is unique across
-        # workspaces): with the workspace in the query, SQLite read every
-        # entry of the workspace.
-        indexed = {message_id for message_id, of in RecallEntry.objects.filter(
-            message_id__in=[m.pk for m in inherited]).values_list("message_id", "workspace_id") if of == workspace_id}
+        indexed = passages_indexed(workspace_id=workspace_id, message_ids=[m.pk for m in inherited])
         own += [m for m in inherited if m.pk not in indexed]
     passage_entries_rebuild(workspace_id=workspace_id, messages=own, conversation_id=conversation_id)
 
