@@ -65,4 +65,3 @@ def test_counts_are_unknown_inside_so_updates_do_not_belong_there():
         updated = Workspace.objects.filter(slug="counted").update(name="renamed")
     assert updated == (-1 if connection.vendor == "postgresql" else 1)
     assert Workspace.objects.get(slug="counted").name == "renamed"
-
