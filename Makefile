@@ -11,6 +11,10 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 PG_URL ?= postgres://postgres@127.0.0.1:5432/memory_service
 REDIS_URL ?= redis://127.0.0.1:6379
+# The suite's Redis databases (broker, cache); a second checkout running its
+# suite at the same time picks others.
+REDIS_BROKER_DB ?= 15
+REDIS_CACHE_DB ?= 0
 PYTEST_WORKERS ?= 2
 # Where the embedded mode keeps its files (the settings read MEMORY_VAR_DIR too).
 VAR ?= $(or $(MEMORY_VAR_DIR),var)
@@ -61,7 +65,7 @@ test-sqlite: venv
 
 test-postgres: venv
 	DATABASE_URL=$(PG_URL) SECRET_KEY=test-only-secret-key-not-for-production \
-	CELERY_BROKER_URL=$(REDIS_URL)/15 CACHE_URL=$(REDIS_URL)/0 \
+	CELERY_BROKER_URL=$(REDIS_URL)/$(REDIS_BROKER_DB) CACHE_URL=$(REDIS_URL)/$(REDIS_CACHE_DB) \
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -p no:cacheprovider $(PYTEST_ARGS)
 
 bench: venv
