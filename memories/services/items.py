@@ -29,8 +29,10 @@ from memories.models import (
 )
 from memories.services import item_rules as rules
 from memories.services.stores import lock_writable_stores_of
+from memories.services.supersession import facts_supersede_on_approval, is_approval
 from memories.services.versioning import (
     SNAPSHOT_FIELDS,
+    attributes_to_fields,
     content_fingerprint,
     lock_memory_item,
     lock_memory_items,
@@ -271,9 +273,12 @@ def memory_item_update(
         if item.scope == Scope.STORE:
             raise ConflictError(f"Memory '{memory_id}' is a memory-store document; edit it through /v1/memory_stores.")
         check_preconditions(item, expected_version=expected_version, expected_content_sha256=expected_content_sha256)
+        before = item.lifecycle_status
         changed = _apply_changes(item, changes, workspace=workspace, actor=actor)
         if changed:
             _save_modified(item, changed, actor)
+            if is_approval(before=before, after=item.lifecycle_status):
+                facts_supersede_on_approval(workspace=workspace, approved=[item], actor=actor)
     return item
 
 
@@ -330,7 +335,7 @@ def memory_item_restore(*, workspace, actor: Actor, memory_id: str, version_id: 
             raise ConflictError(f"Version '{version_id}' records a deletion; restore an earlier version.")
         lock_writable_stores_of(workspace=workspace, memory_ids=[memory_id])
         item = lock_memory_items(workspace=workspace, ids=[memory_id]).get(memory_id)
-        attributes = dict(version.attributes)
+        attributes = attributes_to_fields(version.attributes)
         job_id = attributes.pop("source_job_id", None)
         if job_id and not MemoryJob.objects.filter(pk=job_id).exists():
             job_id = None

@@ -21,6 +21,7 @@ from accounts.actors import Actor
 from memories.models import LifecycleStatus, MemoryItem, VersionOperation
 from memories.services import item_rules as rules
 from memories.services.stores import lock_writable_stores_of
+from memories.services.supersession import facts_supersede_on_approval, is_approval
 from memories.services.versioning import lock_memory_items, memories_released_since_review, versions_record_bulk
 from memory_project.errors import ValidationError
 
@@ -57,6 +58,7 @@ def _set_states(
     now = timezone.now()
     results: list[dict[str, Any]] = []
     changed: list[MemoryItem] = []
+    approved: list[MemoryItem] = []
     found = 0
     released: set[str] | None = None
 
@@ -88,6 +90,8 @@ def _set_states(
             )
             is_change = (new_status, new_lifecycle) != (item.status, item.lifecycle_status)
             if is_change:
+                if is_approval(before=item.lifecycle_status, after=new_lifecycle):
+                    approved.append(item)
                 item.status, item.lifecycle_status = new_status, new_lifecycle
                 item.version += 1
                 item.updated_at = now
@@ -96,6 +100,8 @@ def _set_states(
         if changed:
             versions_record_bulk(items=changed, operation=VersionOperation.MODIFIED, actor=actor)
             MemoryItem.objects.bulk_update(changed, _STATE_FIELDS, batch_size=MAX_BATCH_IDS)
+        if approved:
+            facts_supersede_on_approval(workspace=workspace, approved=approved, actor=actor)
     return results, found, len(ids) - found
 
 

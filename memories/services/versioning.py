@@ -18,7 +18,8 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from accounts.actors import Actor
-from memories.models import LifecycleStatus, MemoryItem, MemoryVersion, VersionOperation
+from memories.models import LifecycleStatus, MemoryItem, MemoryVersion, Status, VersionOperation
+from memories.services.item_rules import REPORTED_PENDING
 from memories.services.redaction import redaction_scrub
 from memory_project.db import insert_objects, new_object
 from memory_project.errors import ConflictError, NotFoundError
@@ -171,9 +172,27 @@ def _version_row(*, item: MemoryItem, operation: str, actor: Actor, pk: str | No
         content_sha256=None if deleted else item.content_sha256,
         content_size_bytes=None if deleted else item.content_size_bytes,
         path=item.path,
-        attributes={name: getattr(item, name) for name in SNAPSHOT_FIELDS},
+        attributes=snapshot_attributes(item),
         **actor.as_fields("actor"),
     )
+
+
+def snapshot_attributes(item: MemoryItem) -> dict:
+    """The item's fields as a version records them. `status` is the one a
+    reader saw (`pending` while awaiting review, as the API reports it), not
+    the compat column's `active`."""
+    attributes = {name: getattr(item, name) for name in SNAPSHOT_FIELDS}
+    if item.lifecycle_status == LifecycleStatus.PENDING:
+        attributes["status"] = REPORTED_PENDING
+    return attributes
+
+
+def attributes_to_fields(attributes: dict) -> dict:
+    """A version's attributes as item fields (the inverse of `snapshot_attributes`)."""
+    fields = dict(attributes)
+    if fields.get("status") == REPORTED_PENDING:
+        fields["status"] = Status.ACTIVE
+    return fields
 
 
 def versions_build(*, items: Sequence[MemoryItem], operation: str, actor: Actor,

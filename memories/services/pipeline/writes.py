@@ -189,7 +189,9 @@ def write_batch(
 ) -> BatchCounts:
     """Micro summary, facts (a new value of a key deprecates the old one, linked
     by `updates`), open loops, resolutions; each fact and loop `derived_from`
-    the batch's summary. With `review`, new items start `pending`.
+    the batch's summary. With `review`, new items start `pending` and
+    replace only values still pending; an approved value is replaced when
+    its successor is approved.
 
     Relies on the caller's transaction; the live facts and loops it replaces
     or closes are locked by the read that finds them."""
@@ -243,12 +245,18 @@ def write_batch(
         new_items.append(new)
         counts.facts += 1
         edges.append((new.pk, micro.pk, Relation.DERIVED_FROM))
+        # Under review an approved value stays in force until its pending
+        # replacement is approved (`supersession`): a rejected correction
+        # must leave it as it was. An earlier pending value is replaced now.
+        approved = [old for old in current if review and old.lifecycle_status == LifecycleStatus.ACTIVE]
         for old in current:
+            if old in approved:
+                continue
             deprecate.append(old.pk)
             edges.append((new.pk, old.pk, Relation.UPDATES))
             counts.facts_updated += 1
         # A later fact of the same key in this batch replaces this one.
-        current_by_key[key] = [new]
+        current_by_key[key] = [*approved, new]
 
     refs: dict[str, str] = {}
     for loop in result.open_loops:
