@@ -4,13 +4,25 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
-from tests.factories import WorkspaceFactory, make_api_key
+from tests.factories import MemoryItemFactory, WorkspaceFactory, make_api_key
+
+
+# What makes a test `slow` without its saying so: a real Celery worker, a
+# browser, or a live server thread. Tests that start processes of their own
+# (gunicorn, a subprocess) carry the marker themselves.
+SLOW_MARKERS = ("celery_worker", "browser")
+SLOW_FIXTURES = ("live_server",)
 
 
 def pytest_collection_modifyitems(config, items):
-    """Skip PostgreSQL-only tests on the embedded (SQLite) run."""
+    """Mark server and worker tests `slow` (`make test-quick` leaves them
+    out); skip PostgreSQL-only tests on the embedded (SQLite) run."""
     from django.conf import settings
 
+    for item in items:
+        if any(name in item.keywords for name in SLOW_MARKERS) or \
+                any(name in getattr(item, "fixturenames", ()) for name in SLOW_FIXTURES):
+            item.add_marker(pytest.mark.slow)
     engine = settings.DATABASES["default"]["ENGINE"]
     if "postgresql" in engine:
         return
@@ -93,3 +105,14 @@ def readonly_api(workspace) -> APIClient:
 @pytest.fixture
 def anon_api() -> APIClient:
     return APIClient()
+
+
+@pytest.fixture
+def make_memory(workspace):
+    """A memory of `workspace` (or `ws`) through its service (`MemoryItemFactory`):
+    a global fact unless the fields say otherwise."""
+
+    def make(content: str = "The user prefers green tea.", *, ws=None, **fields):
+        return MemoryItemFactory(workspace=ws or workspace, content=content, **fields)
+
+    return make

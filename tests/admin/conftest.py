@@ -4,7 +4,7 @@ import pytest
 
 from accounts.actors import Actor
 from conversations.models import Branch, Conversation, Message
-from memories.services.items import memory_item_create, memory_item_update
+from memories.services.items import memory_item_update
 from tests.factories import WorkspaceFactory
 
 
@@ -18,20 +18,6 @@ def _fast_passwords(settings):
 @pytest.fixture
 def review_workspace(db):
     return WorkspaceFactory(name="Reviewed", slug="reviewed", requires_review=True)
-
-
-@pytest.fixture
-def make_memory(workspace):
-    """A memory created through the service (so it has its first version)."""
-
-    def make(content: str = "The user prefers green tea.", *, ws=None, **fields):
-        fields.setdefault("scope", "global")
-        fields.setdefault("type", "fact")
-        if fields["type"] == "fact":
-            fields.setdefault("fact_key", None)
-        return memory_item_create(workspace=ws or workspace, actor=Actor.system(), content=content, **fields)
-
-    return make
 
 
 @pytest.fixture

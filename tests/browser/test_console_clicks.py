@@ -9,8 +9,8 @@ import pytest
 from accounts.actors import Actor
 from conversations.models import Branch, Conversation, Message
 from memories.models import MemoryItem, MemoryJob
-from memories.services.items import memory_item_create, memory_item_update
-from tests.factories import WorkspaceFactory
+from memories.services.items import memory_item_update
+from tests.factories import MemoryItemFactory, WorkspaceFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 WIDTHS = [1280, 1920]
@@ -36,12 +36,6 @@ def home(page) -> None:
     page.wait_for_selector("#console-shortcuts")
 
 
-def _memory(workspace, content, **fields):
-    fields.setdefault("scope", "global")
-    fields.setdefault("type", "fact")
-    return memory_item_create(workspace=workspace, actor=Actor.system(), content=content, **fields)
-
-
 @pytest.fixture
 def world():
     """A workspace under review with a conversation, memories drawn from its
@@ -62,14 +56,14 @@ def world():
         result={"facts": 2, "summaries": 0, "last_processed_floor_no": 3},
     )
     scope = {"scope": "branch", "scope_id": '["support:u1001:c2002","main"]'}
-    allergy = _memory(workspace, "The user is allergic to peanuts.", fact_key="user.allergy", lifecycle_status="pending",
+    allergy = MemoryItemFactory(workspace=workspace, content="The user is allergic to peanuts.", fact_key="user.allergy", lifecycle_status="pending",
                       source_message_id=messages[0].pk, source_job=job, confidence=0.6, **scope)
-    contact = _memory(workspace, "The user prefers email contact.", fact_key="user.contact", lifecycle_status="pending",
+    contact = MemoryItemFactory(workspace=workspace, content="The user prefers email contact.", fact_key="user.contact", lifecycle_status="pending",
                       source_message_id=messages[2].pk, source_job=job, confidence=0.4, **scope)
-    edited = _memory(workspace, "Card number 4111 1111 1111 1111 on file.", fact_key="user.card", **scope)
+    edited = MemoryItemFactory(workspace=workspace, content="Card number 4111 1111 1111 1111 on file.", fact_key="user.card", **scope)
     memory_item_update(workspace=workspace, actor=Actor.system(), memory_id=edited.pk, changes={"content": "Card on file (number removed)."})
     for i in range(30):
-        _memory(workspace, f"Filler fact {i} about the user's travel preferences and budget.", fact_key=f"user.pref_{i}")
+        MemoryItemFactory(workspace=workspace, content=f"Filler fact {i} about the user's travel preferences and budget.", fact_key=f"user.pref_{i}")
     return {"allergy": allergy, "contact": contact, "edited": edited, "job": job, "conversation": conversation}
 
 

@@ -8,16 +8,12 @@ import pytest
 
 from accounts.actors import Actor
 from memories.models import MemoryItem, MemoryVersion
-from memories.services.items import memory_item_create, memory_item_update
-from tests.factories import WorkspaceFactory
+from memories.services.items import memory_item_update
+from tests.factories import MemoryItemFactory, WorkspaceFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def _memory(workspace, content, **fields):
-    fields.setdefault("scope", "global")
-    fields.setdefault("type", "fact")
-    return memory_item_create(workspace=workspace, actor=Actor.system(), content=content, **fields)
 
 
 @pytest.fixture
@@ -26,8 +22,8 @@ def workspace():
 
 
 def test_dashboard(page, shot, workspace):
-    _memory(workspace, "The user drinks coffee every morning.")
-    _memory(workspace, "Summary of the onboarding call.", type="summary", summary_tier="micro")
+    MemoryItemFactory(workspace=workspace, content="The user drinks coffee every morning.")
+    MemoryItemFactory(workspace=workspace, content="Summary of the onboarding call.", type="summary", summary_tier="micro")
     page.goto(f"{page.base_url}/admin/")
     shot(page, "01_index")
     page.click("text=Dashboard")
@@ -38,9 +34,9 @@ def test_dashboard(page, shot, workspace):
 
 
 def test_filter_and_search_memories(page, shot, workspace):
-    _memory(workspace, "用户喜欢喝咖啡，每天早上一杯。", fact_key="drink")
-    _memory(workspace, "The user lives in Lisbon.", fact_key="city", confidence=0.2)
-    _memory(workspace, "Weekly summary: planning the trip.", type="summary", summary_tier="micro")
+    MemoryItemFactory(workspace=workspace, content="用户喜欢喝咖啡，每天早上一杯。", fact_key="drink")
+    MemoryItemFactory(workspace=workspace, content="The user lives in Lisbon.", fact_key="city", confidence=0.2)
+    MemoryItemFactory(workspace=workspace, content="Weekly summary: planning the trip.", type="summary", summary_tier="micro")
     page.goto(f"{page.base_url}/admin/memories/memoryitem/")
     assert page.locator("#result_list tbody tr").count() == 3
     page.click("#changelist-filter details[data-filter-title='type'] >> text=fact")
@@ -56,7 +52,7 @@ def test_filter_and_search_memories(page, shot, workspace):
 
 
 def test_batch_deprecate(page, shot, workspace):
-    items = [_memory(workspace, f"Fact number {i} about the user.") for i in range(3)]
+    items = [MemoryItemFactory(workspace=workspace, content=f"Fact number {i} about the user.") for i in range(3)]
     page.goto(f"{page.base_url}/admin/memories/memoryitem/")
     for item in items[:2]:
         page.check(f"input.action-select[value='{item.pk}']")
@@ -71,7 +67,7 @@ def test_batch_deprecate(page, shot, workspace):
 
 
 def test_restore_a_version(page, shot, workspace):
-    item = _memory(workspace, "The user's dog is called Rex.")
+    item = MemoryItemFactory(workspace=workspace, content="The user's dog is called Rex.")
     memory_item_update(workspace=workspace, actor=Actor.system(), memory_id=item.pk, changes={"content": "The user's dog is called Max."})
     page.goto(f"{page.base_url}/admin/memories/memoryitem/{item.pk}/change/")
     page.wait_for_selector("#memory-history .word-diff ins.w-add")
@@ -89,7 +85,7 @@ def test_restore_a_version(page, shot, workspace):
 
 
 def test_redact_a_version_with_confirmation(page, shot, workspace):
-    item = _memory(workspace, "My card number is 4111 1111 1111 1111.")
+    item = MemoryItemFactory(workspace=workspace, content="My card number is 4111 1111 1111 1111.")
     memory_item_update(workspace=workspace, actor=Actor.system(), memory_id=item.pk, changes={"content": "The user shared payment details (removed)."})
     old = MemoryVersion.objects.get(memory_id=item.pk, version=1)
     page.goto(f"{page.base_url}/admin/memories/memoryitem/{item.pk}/change/")
@@ -118,8 +114,8 @@ def test_conversation_with_its_memories(page, shot, workspace):
         Message.objects.create(workspace=workspace, conversation=conversation, branch=branch, floor_no=i + 1, role=role, content=text)
         for i, (role, text) in enumerate(texts)
     ]
-    _memory(workspace, "The user prefers email contact.", fact_key="contact", source_message_id=messages[2].pk)
-    _memory(workspace, "Refund requested for order 1234.", type="open_loop", source_message_id=messages[0].pk)
+    MemoryItemFactory(workspace=workspace, content="The user prefers email contact.", fact_key="contact", source_message_id=messages[2].pk)
+    MemoryItemFactory(workspace=workspace, content="Refund requested for order 1234.", type="open_loop", source_message_id=messages[0].pk)
     page.goto(f"{page.base_url}/admin/conversations/conversation/{conversation.pk}/change/")
     page.wait_for_selector("#floors .floor")
     assert page.locator("#floors .floor").count() == 3
@@ -130,7 +126,7 @@ def test_conversation_with_its_memories(page, shot, workspace):
 
 def test_review_queue_approve(page, shot):
     reviewed = WorkspaceFactory(name="Careful", slug="careful", requires_review=True)
-    pending = _memory(reviewed, "The user is allergic to peanuts.", lifecycle_status="pending")
+    pending = MemoryItemFactory(workspace=reviewed, content="The user is allergic to peanuts.", lifecycle_status="pending")
     page.goto(f"{page.base_url}/admin/memories/reviewitem/")
     assert page.locator("#result_list tbody tr").count() == 1
     shot(page, "10_review_queue")

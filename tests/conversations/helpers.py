@@ -23,6 +23,11 @@ def append_ok(api, cid: str, content: Any = "hi", role: str = "user", **extra: A
     return response.json()["data"]
 
 
+def claude_append(api, **body: Any):
+    """POST a Claude session append (`project_key`, `session_id`, `entries`)."""
+    return api.post("/v1/claude_sessions/append", body, format="json")
+
+
 def messages(api, cid: str, **params: Any):
     return api.get(conv_url(cid, "/messages"), params)
 

@@ -14,17 +14,13 @@ from django.db import connections
 from accounts.models import Workspace
 from conversations.framework.services.claude import SessionKey, conversation_id_for, session_entries_append
 from conversations.models import AgentSession, Conversation, Message, SessionEntry
+from tests.conversations.helpers import claude_append
 
 pytestmark = pytest.mark.django_db
 
 
 def _entry(uuid: str, text: str = "hi") -> dict:
     return {"type": "user", "uuid": uuid, "message": {"role": "user", "content": text}}
-
-
-def _append(api, project_key: str, session_id: str, *entries) -> object:
-    body = {"project_key": project_key, "session_id": session_id, "entries": list(entries)}
-    return api.post("/v1/claude_sessions/append", body, format="json")
 
 
 def _load(api, project_key: str, session_id: str):
@@ -34,7 +30,7 @@ def _load(api, project_key: str, session_id: str):
 def test_keys_that_differ_where_the_colon_falls_do_not_collide(api):
     assert conversation_id_for("a:b", "c") != conversation_id_for("a", "b:c")
     for project_key, session_id, uuid in (("a:b", "c", "u1"), ("a", "b:c", "u2"), ("a", "b:c", "u3")):
-        assert _append(api, project_key, session_id, _entry(uuid, uuid)).status_code == 200
+        assert claude_append(api, project_key=project_key, session_id=session_id, entries=[_entry(uuid, uuid)]).status_code == 200
     assert [e["uuid"] for e in _load(api, "a:b", "c")] == ["u1"]
     assert [e["uuid"] for e in _load(api, "a", "b:c")] == ["u2", "u3"]
     sessions = AgentSession.objects.order_by("pk")
@@ -54,7 +50,7 @@ def test_a_conversation_made_through_the_api_is_never_adopted(api):
     taken = conversation_id_for("proj", "sess")
     plain = api.post(f"/v1/conversations/{taken}/messages", {"role": "user", "content": "mine"}, format="json")
     assert plain.status_code == 201
-    assert _append(api, "proj", "sess", _entry("u1")).status_code == 200
+    assert claude_append(api, project_key="proj", session_id="sess", entries=[_entry("u1")]).status_code == 200
     session = AgentSession.objects.get()
     assert session.conversation.external_id != taken
     # Deleting the session leaves the plain conversation and its message alone.
@@ -69,7 +65,7 @@ def test_both_ids_taken_is_a_409_that_writes_nothing(api, workspace):
 
     for taken in (conversation_id_for("p", "s"), digest_conversation_id("p", "s")):
         Conversation.objects.create(workspace=workspace, external_id=taken)
-    response = _append(api, "p", "s", _entry("u1"))
+    response = claude_append(api, project_key="p", session_id="s", entries=[_entry("u1")])
     assert response.status_code == 409 and response.json()["error"]["type"] == "conflict_error"
     assert not AgentSession.objects.exists() and not Message.objects.exists()
 

@@ -9,9 +9,9 @@ from accounts.actors import Actor
 from conversations.models import Message
 from memories.llm.tokens import count_tokens
 from memories.models import MemoryItem
-from memories.services.items import memory_item_create
 from memories.services.scopes import branch_scope_id
-from tests.memories.pipeline_helpers import append_all, eager_celery, load_fixture
+from tests.factories import MemoryItemFactory, append_messages
+from tests.memories.pipeline_helpers import eager_celery, load_fixture
 
 pytestmark = pytest.mark.django_db
 
@@ -23,13 +23,14 @@ def _url(cid: str) -> str:
 def _conversation(workspace, cid="c1", n=14):
     msgs = [{"role": "system", "content": "Be brief."}]
     msgs += [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} " + "x" * 40} for i in range(n)]
-    return append_all(workspace, cid, msgs)
+    return append_messages(workspace, cid, msgs)
 
 
-def _mem(workspace, content, *, scope="branch", scope_id=None, type="fact", **extra):
+def _mem(workspace, content, *, scope="branch", scope_id=None, **extra):
+    """A memory of the conversation `c1`'s main branch unless the scope says otherwise."""
     scope_id = branch_scope_id("c1", "main") if scope_id is None and scope == "branch" else (scope_id or "")
-    return memory_item_create(workspace=workspace, actor=Actor.for_api_key("k"), scope=scope, scope_id=scope_id,
-                              type=type, content=content, **extra)
+    return MemoryItemFactory(workspace=workspace, actor=Actor.for_api_key("k"), scope=scope, scope_id=scope_id,
+                             content=content, **extra)
 
 
 def test_last_n_messages_system_first_truncated_copies_and_temporary(api, workspace):
@@ -50,7 +51,7 @@ def test_last_n_messages_system_first_truncated_copies_and_temporary(api, worksp
 
 
 def test_stored_system_messages_do_not_count_and_come_first(api, workspace):
-    append_all(workspace, "c1", [{"role": "user", "content": "one"}, {"role": "system", "content": "Rule A"},
+    append_messages(workspace, "c1", [{"role": "user", "content": "one"}, {"role": "system", "content": "Rule A"},
                                  {"role": "user", "content": "two"}, {"role": "assistant", "content": "three"}])
     data = api.post(_url("c1"), {"max_messages": 2, "format": "anthropic", "include_memories": False},
                     format="json").json()["data"]
@@ -61,7 +62,7 @@ def test_stored_system_messages_do_not_count_and_come_first(api, workspace):
 def test_history_reads_only_the_messages_it_may_keep(api, workspace):
     from django.db import connection
 
-    append_all(workspace, "c1", [{"role": "user", "content": f"old {n}"} for n in range(30)] + [
+    append_messages(workspace, "c1", [{"role": "user", "content": f"old {n}"} for n in range(30)] + [
         {"role": "assistant", "content": "a1"}, {"role": "system", "content": "Rule B"},
         {"role": "user", "content": "u2"}, {"role": "assistant", "content": "a2"}])
     statements = []
@@ -179,7 +180,7 @@ def test_rolling_summary_and_attached_store_instructions_are_included(api, works
     fixture = load_fixture("en_travel_planning")
     with eager_celery(), override_settings(MEMORY_EXTRACT_MIN_FLOORS=5), \
             django_capture_on_commit_callbacks(execute=True):
-        append_all(workspace, "trip", fixture["messages"])
+        append_messages(workspace, "trip", fixture["messages"])
     put = api.put("/v1/conversations/trip/resources",
                   {"resources": [{"type": "memory_store", "memory_store_id": store.pk, "access": "read_only", "instructions": "Cite recipes."}]},
                   format="json")

@@ -9,12 +9,9 @@ import pytest
 
 from conversations.models import AgentSession, Checkpoint, CheckpointWrite, Conversation, Message, SessionEntry
 from memories.models import MemoryItem
+from tests.conversations.helpers import claude_append
 
 pytestmark = pytest.mark.django_db
-
-
-def _append(api, **body):
-    return api.post("/v1/claude_sessions/append", body, format="json")
 
 
 @pytest.mark.parametrize(
@@ -29,7 +26,7 @@ def _append(api, **body):
     ],
 )
 def test_claude_append_refuses_bad_input_and_writes_nothing(api, body):
-    response = _append(api, **body)
+    response = claude_append(api, **body)
     assert response.status_code == 400, response.content
     assert response.json()["type"] == "error"
     assert not SessionEntry.objects.exists() and not AgentSession.objects.exists()
@@ -37,9 +34,9 @@ def test_claude_append_refuses_bad_input_and_writes_nothing(api, body):
 
 def test_claude_summary_version_is_a_precondition(api):
     entry = {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi"}}
-    ok = _append(api, project_key="p", session_id="s", entries=[entry], summary={"data": {"a": 1}, "expected_version": 0})
+    ok = claude_append(api, project_key="p", session_id="s", entries=[entry], summary={"data": {"a": 1}, "expected_version": 0})
     assert ok.status_code == 200 and ok.json()["data"]["summary_version"] == 1
-    stale = _append(api, project_key="p", session_id="s", entries=[{"type": "x", "uuid": "u2"}],
+    stale = claude_append(api, project_key="p", session_id="s", entries=[{"type": "x", "uuid": "u2"}],
                     summary={"data": {"a": 2}, "expected_version": 0})
     assert stale.status_code == 409 and stale.json()["error"]["type"] == "memory_precondition_failed"
     assert SessionEntry.objects.count() == 1 and Message.objects.count() == 1
@@ -47,15 +44,15 @@ def test_claude_summary_version_is_a_precondition(api):
 
 def test_entries_round_trip_verbatim_and_nul_is_refused(api):
     entry = {"type": "assistant", "message": {"role": "assistant", "content": "😀 \\u0000 literal"}, "n": [1.5, None, True]}
-    assert _append(api, project_key="p", session_id="s", entries=[entry]).status_code == 200
+    assert claude_append(api, project_key="p", session_id="s", entries=[entry]).status_code == 200
     loaded = api.get("/v1/claude_sessions/entries", {"project_key": "p", "session_id": "s"}).json()["data"]
     assert loaded == [entry]
-    refused = _append(api, project_key="p", session_id="s", entries=[{"type": "x", "t": "a\x00b"}])
+    refused = claude_append(api, project_key="p", session_id="s", entries=[{"type": "x", "t": "a\x00b"}])
     assert refused.status_code == 400 and SessionEntry.objects.count() == 1
 
 
 def test_workspaces_are_isolated(api, other_api):
-    _append(api, project_key="p", session_id="s", entries=[{"type": "x"}])
+    claude_append(api, project_key="p", session_id="s", entries=[{"type": "x"}])
     assert other_api.get("/v1/claude_sessions", {"project_key": "p"}).json()["data"] == []
     assert other_api.get("/v1/claude_sessions/entries", {"project_key": "p", "session_id": "s"}).json()["data"] is None
     api.post("/v1/openai_sessions/s1/items", {"items": [{"role": "user", "content": "x"}]}, format="json")
@@ -65,7 +62,7 @@ def test_workspaces_are_isolated(api, other_api):
 
 
 def test_read_only_keys_cannot_write(readonly_api):
-    assert _append(readonly_api, project_key="p", session_id="s", entries=[{"type": "x"}]).status_code == 403
+    assert claude_append(readonly_api, project_key="p", session_id="s", entries=[{"type": "x"}]).status_code == 403
     put = {"op": "put", "namespace": ["a"], "key": "k", "value": {"v": 1}}
     assert readonly_api.post("/v1/langgraph_store/batch", {"ops": [put]}, format="json").status_code == 403
     get = {"op": "get", "namespace": ["a"], "key": "k"}

@@ -1,4 +1,4 @@
-"""Helpers for the pipeline tests: eager Celery, appending conversations."""
+"""Helpers for the pipeline tests: eager Celery, the conversation fixtures."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import contextlib
 import json
 from pathlib import Path
 
-from conversations.services import message_append
 from memory_project.celery import app as celery_app
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "conversations"
@@ -25,14 +24,3 @@ def eager_celery():
         yield
     finally:
         celery_app.conf.task_always_eager = old
-
-
-def append_all(workspace, conversation_id: str, messages: list[dict], *, branch: str = "main") -> list:
-    out = []
-    for message in messages:
-        result = message_append(
-            workspace=workspace, external_id=conversation_id, role=message["role"], content=message["content"],
-            branch=branch,
-        )
-        out.append(result.message)
-    return out

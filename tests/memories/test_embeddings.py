@@ -146,6 +146,7 @@ def test_offline_model_loads_once_and_serves_threads_concurrently(offline):
     assert embeddings._load_engine() is engine
 
 
+@pytest.mark.slow
 def test_offline_engine_threads_follow_the_setting_and_wait_passively():
     # In a fresh interpreter: OpenMP reads its settings once, when the engine loads.
     script = (

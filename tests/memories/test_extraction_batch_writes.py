@@ -33,7 +33,8 @@ from memories.services.pipeline import extract as extract_module
 from memories.services.pipeline import memory_job_execute, writes
 from memories.services.pipeline.writes import destination_for, write_batch
 from memories.services.scopes import branch_scope_id
-from tests.memories.pipeline_helpers import append_all, load_fixture
+from tests.factories import append_messages
+from tests.memories.pipeline_helpers import load_fixture
 
 pytestmark = pytest.mark.django_db(transaction=False)
 
@@ -170,7 +171,7 @@ def test_the_passages_indexed_are_those_of_the_workspaces_messages(workspace, ot
     from memories.recall.index import passage_entries_rebuild, passages_indexed
 
     cid = "conv-indexed"
-    messages = append_all(workspace, cid, [{"role": "user", "content": f"I live in Berlin, note {n}."} for n in range(3)])
+    messages = append_messages(workspace, cid, [{"role": "user", "content": f"I live in Berlin, note {n}."} for n in range(3)])
     conversation = Conversation.objects.get(workspace=workspace, external_id=cid)
     passage_entries_rebuild(workspace_id=workspace.pk, messages=messages[:2], conversation_id=conversation.pk)
     ids = [m.pk for m in messages]
@@ -236,7 +237,7 @@ def test_the_locked_read_finds_what_one_orm_query_finds_value_for_value(workspac
 
 
 def _extract(workspace, fixture: dict, cid: str) -> dict:
-    append_all(workspace, cid, fixture["messages"])
+    append_messages(workspace, cid, fixture["messages"])
     job, _ = memory_job_enqueue(workspace=workspace, kind=JobKind.EXTRACT, scope="branch",
                                 scope_id=branch_scope_id(cid, "main"))
     memory_job_execute(job_id=job.pk)
@@ -325,9 +326,9 @@ def test_a_forks_extraction_indexes_each_message_once_with_its_own_branch(worksp
     from conversations.services import branch_create
 
     cid = "conv-fork-passages"
-    main = append_all(workspace, cid, [{"role": "user", "content": f"I live in Berlin, note {n}."} for n in range(4)])
+    main = append_messages(workspace, cid, [{"role": "user", "content": f"I live in Berlin, note {n}."} for n in range(4)])
     branch_create(workspace=workspace, external_id=cid, name="alt", from_message_id=main[-1].pk)
-    alt = append_all(workspace, cid, [{"role": "user", "content": f"I moved to Lisbon, note {n}."} for n in range(2)],
+    alt = append_messages(workspace, cid, [{"role": "user", "content": f"I moved to Lisbon, note {n}."} for n in range(2)],
                      branch="alt")
     conversation = Conversation.objects.get(workspace=workspace, external_id=cid)
 

@@ -11,7 +11,8 @@ from memories.models import MemoryEdge, MemoryItem
 from memories.services.jobs import memory_job_enqueue
 from memories.services.pipeline import memory_job_execute
 from memories.services.scopes import branch_scope_id
-from tests.memories.pipeline_helpers import append_all, eager_celery, load_fixture
+from tests.factories import append_messages
+from tests.memories.pipeline_helpers import eager_celery, load_fixture
 
 pytestmark = pytest.mark.django_db(transaction=False)
 
@@ -20,7 +21,7 @@ def _ingest(workspace, django_capture_on_commit_callbacks, name: str, cid: str):
     fixture = load_fixture(name)
     with eager_celery(), override_settings(MEMORY_EXTRACT_MIN_FLOORS=6, MEMORY_EXTRACT_BATCH_FLOORS=8), \
             django_capture_on_commit_callbacks(execute=True):
-        messages = append_all(workspace, cid, fixture["messages"])
+        messages = append_messages(workspace, cid, fixture["messages"])
     scope_id = branch_scope_id(cid, "main")
     return {m.floor_no: m.pk for m in messages}, scope_id
 

@@ -9,7 +9,7 @@ from memories.services import jobs as job_services
 from memories.services.jobs import JobCancelled, memory_job_checkpoint, memory_job_start
 from memories.services.scopes import branch_scope_id
 from memory_project.errors import ConflictError
-from tests.memories.pipeline_helpers import append_all
+from tests.factories import append_messages
 
 pytestmark = pytest.mark.django_db
 
@@ -95,7 +95,7 @@ def test_enqueue_coalesces_into_one_pending_job(workspace):
 def test_scopes_list_rebuild_and_compact(api, workspace, django_assert_max_num_queries,
                                         django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        append_all(workspace, "c1", [{"role": "user", "content": "I live in Oslo."}])
+        append_messages(workspace, "c1", [{"role": "user", "content": "I live in Oslo."}])
     scope_id = branch_scope_id("c1", "main")
     assert scope_id == '["c1","main"]'
     state = ScopeState.objects.with_pending().get(workspace=workspace, scope_id=scope_id)
@@ -133,7 +133,7 @@ def test_read_only_key_cannot_retry(readonly_api, workspace):
 
 def test_the_dirty_filter_takes_only_a_boolean(api, workspace, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        append_all(workspace, "c-dirty", [{"role": "user", "content": "I live in Oslo."}])
+        append_messages(workspace, "c-dirty", [{"role": "user", "content": "I live in Oslo."}])
     assert [s["scope_id"] for s in api.get("/v1/memory_scopes", {"dirty": "true"}).json()["data"]] == ['["c-dirty","main"]']
     assert api.get("/v1/memory_scopes", {"dirty": "false"}).json()["data"] == []
     for bad in ("null", "maybe"):

@@ -159,7 +159,7 @@ def assert_gone(api, workspace, case: str, *, cid: str = CID) -> None:
 # --- the secret flows everywhere ----------------------------------------------------------
 
 
-def _append(workspace, case: str) -> list[Message]:
+def _dialog_appended(workspace, case: str) -> list[Message]:
     with eager_celery(), override_settings(**PIPELINE):
         return [
             message_append(workspace=workspace, external_id=CID, role=role, content=content, user_id=USER).message
@@ -176,7 +176,7 @@ def case(request) -> str:
 def flowed(api, workspace, case):
     """The conversation after extraction and compaction, with the secret in
     every derived place (checked here, so each test starts from a real leak)."""
-    messages = _append(workspace, case)
+    messages = _dialog_appended(workspace, case)
     secret = SECRETS[case]
     items = MemoryItem.objects.filter(workspace=workspace, content__contains=secret)
     fact = items.get(type=MemoryType.FACT, scope=Scope.USER, scope_id=USER)
@@ -448,7 +448,7 @@ def with_vectors(settings):
 
 
 def test_the_vectors_of_erased_text_go_with_it(api, workspace, with_vectors):
-    messages = _append(workspace, "ascii")
+    messages = _dialog_appended(workspace, "ascii")
     secret_message = messages[SECRET_FLOOR - 1]
     fact = MemoryItem.objects.get(workspace=workspace, type=MemoryType.FACT, content__contains=SECRETS["ascii"])
     old = RecallEntry.objects.filter(Q(message_id=secret_message.pk) | Q(memory_id=fact.pk))

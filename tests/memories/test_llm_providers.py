@@ -143,9 +143,9 @@ def test_job_records_provider_usage_and_fails_clearly(workspace, settings, monke
     from memories.models import MemoryJob, ScopeState
     from memories.services.pipeline import memory_job_execute
     from memories.services.scopes import branch_scope_id
-    from tests.memories.pipeline_helpers import append_all
+    from tests.factories import append_messages
 
-    append_all(workspace, "c1", [{"role": "user", "content": "I live in Oslo."}])
+    append_messages(workspace, "c1", [{"role": "user", "content": "I live in Oslo."}])
     scope_id = branch_scope_id("c1", "main")
     ScopeState.objects.create(workspace=workspace, scope="branch", scope_id=scope_id)
     script = Script([(200, _openai_body("nope"))] * 3)

@@ -11,7 +11,8 @@ from conversations.models import MAX_CONVERSATION_ID_BYTES
 from conversations.services import MAX_BRANCH_NAME_CHARS, branch_create
 from memories.models import MAX_SCOPE_ID_CHARS, MemoryItem, MemoryJob, ScopeState
 from memories.services.scopes import branch_scope_id
-from tests.memories.pipeline_helpers import append_all, eager_celery, load_fixture
+from tests.factories import append_messages
+from tests.memories.pipeline_helpers import eager_celery, load_fixture
 
 pytestmark = pytest.mark.django_db
 # Every `"` and `\` doubles in JSON: the worst case for a given length.
@@ -29,9 +30,9 @@ def test_a_branch_with_the_longest_ids_is_extracted(workspace, django_capture_on
     messages = load_fixture("en_travel_planning")["messages"]
     with eager_celery(), override_settings(MEMORY_EXTRACT_MIN_FLOORS=4, MEMORY_EXTRACT_BATCH_FLOORS=8), \
             django_capture_on_commit_callbacks(execute=True):
-        first = append_all(workspace, CONVERSATION_ID, messages[:2])
+        first = append_messages(workspace, CONVERSATION_ID, messages[:2])
         branch_create(workspace=workspace, external_id=CONVERSATION_ID, name=BRANCH, from_message_id=first[-1].pk)
-        append_all(workspace, CONVERSATION_ID, messages[2:12], branch=BRANCH)
+        append_messages(workspace, CONVERSATION_ID, messages[2:12], branch=BRANCH)
     scope_id = branch_scope_id(CONVERSATION_ID, BRANCH)
     assert ScopeState.objects.filter(workspace=workspace, scope="branch", scope_id=scope_id).exists()
     assert MemoryJob.objects.filter(workspace=workspace, scope_id=scope_id, status="succeeded").exists()

@@ -10,7 +10,8 @@ from memories.models import JobStatus, MemoryEdge, MemoryItem, MemoryJob, Memory
 from memories.services.jobs import memory_job_enqueue
 from memories.services.pipeline import memory_job_execute
 from memories.services.scopes import branch_scope_id
-from tests.memories.pipeline_helpers import append_all, eager_celery, load_fixture
+from tests.factories import append_messages
+from tests.memories.pipeline_helpers import eager_celery, load_fixture
 
 pytestmark = pytest.mark.django_db(transaction=False)
 
@@ -19,7 +20,7 @@ def _run_conversation(workspace, django_capture_on_commit_callbacks, name: str, 
     fixture = load_fixture(name)
     with eager_celery(), override_settings(MEMORY_EXTRACT_MIN_FLOORS=6, MEMORY_EXTRACT_BATCH_FLOORS=8), \
             django_capture_on_commit_callbacks(execute=True):
-        append_all(workspace, cid, fixture["messages"])
+        append_messages(workspace, cid, fixture["messages"])
     return fixture, branch_scope_id(cid, "main")
 
 
@@ -145,12 +146,12 @@ def test_review_workspace_extracts_pending_memories(workspace, django_capture_on
 def test_extraction_waits_for_the_threshold(workspace, django_capture_on_commit_callbacks):
     with eager_celery(), override_settings(MEMORY_EXTRACT_MIN_FLOORS=5, MEMORY_EXTRACT_MIN_TOKENS=100000):
         with django_capture_on_commit_callbacks(execute=True):
-            append_all(workspace, "c5", [{"role": "user", "content": f"I need to call the bank about card {i}."} for i in range(4)])
+            append_messages(workspace, "c5", [{"role": "user", "content": f"I need to call the bank about card {i}."} for i in range(4)])
         assert not MemoryJob.objects.exists()
         state = ScopeState.objects.with_pending().get(scope_id=branch_scope_id("c5", "main"))
         assert state.dirty and state.pending_floors == 4
         with django_capture_on_commit_callbacks(execute=True):
-            append_all(workspace, "c5", [{"role": "user", "content": "I live in Lisbon."}])
+            append_messages(workspace, "c5", [{"role": "user", "content": "I live in Lisbon."}])
     job = MemoryJob.objects.get(kind="extract")
     assert job.status == "succeeded" and job.result["floors"] == 5
     state = ScopeState.objects.with_pending().get(pk=state.pk)
@@ -165,7 +166,7 @@ def test_a_branchs_first_append_makes_its_scope_state_in_one_statement(
     orphan = ScopeState.objects.create(workspace=workspace, scope="branch", scope_id=scope_id)
     with override_settings(MEMORY_EXTRACT_MIN_FLOORS=50, MEMORY_EXTRACT_MIN_TOKENS=100000):
         with django_capture_on_commit_callbacks() as callbacks:
-            append_all(workspace, "c6", [{"role": "user", "content": "I need to call the bank."}])
+            append_messages(workspace, "c6", [{"role": "user", "content": "I need to call the bank."}])
         with django_assert_num_queries(1):
             for callback in callbacks:
                 callback()

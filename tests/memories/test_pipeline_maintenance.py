@@ -22,7 +22,8 @@ from memories.services.jobs import (
 from memories.services.pipeline import memory_job_execute
 from memories.services.pipeline.maintenance import conversations_expire, items_sweep_expired
 from memories.services.scopes import branch_scope_id
-from tests.memories.pipeline_helpers import append_all, eager_celery
+from tests.factories import append_messages
+from tests.memories.pipeline_helpers import eager_celery
 
 pytestmark = pytest.mark.django_db
 
@@ -43,7 +44,7 @@ def _pending(workspace, scope_id: str = '["c","main"]', kind: str = "extract") -
 
 def _conversation(workspace, external_id: str, *, idle: timedelta | None, messages: int = 1) -> Conversation:
     if messages:
-        append_all(workspace, external_id, [{"role": "user", "content": f"hello {n}"} for n in range(messages)])
+        append_messages(workspace, external_id, [{"role": "user", "content": f"hello {n}"} for n in range(messages)])
         conversation = Conversation.objects.get(workspace=workspace, external_id=external_id)
     else:
         conversation = Conversation.objects.create(workspace=workspace, external_id=external_id)
@@ -193,7 +194,7 @@ def test_lost_extraction_runs_after_the_next_maintenance(workspace, django_captu
     scope_id = branch_scope_id("lost", "main")
     with override_settings(MEMORY_EXTRACT_MIN_FLOORS=3):
         with django_capture_on_commit_callbacks(execute=False) as after_appends:
-            append_all(workspace, "lost", [{"role": "user", "content": f"I like plant number {n}."} for n in range(2)]
+            append_messages(workspace, "lost", [{"role": "user", "content": f"I like plant number {n}."} for n in range(2)]
                        + [{"role": "user", "content": "My locker code is 4242."}])
         with django_capture_on_commit_callbacks(execute=False) as dispatches:
             for callback in after_appends:

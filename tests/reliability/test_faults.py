@@ -18,6 +18,7 @@ from django.utils import timezone
 from conversations.models import Message
 from memories.models import MemoryItem, MemoryJob, MemoryVersion
 from memories.services.jobs import PENDING_REDISPATCH_AFTER
+from tests.conversations.helpers import append
 from tests.reliability import faults
 from tests.web_server import free_port
 
@@ -30,26 +31,20 @@ def _assert_retryable_503(response) -> None:
     assert int(response["Retry-After"]) >= 1
 
 
-def _append(api, key: str, content: str):
-    return api.post(
-        "/v1/conversations/faulty/messages", {"role": "user", "content": content}, format="json", HTTP_IDEMPOTENCY_KEY=key
-    )
-
-
 def test_backend_killed_at_every_query_of_an_append(api):
-    assert _append(api, "warm-up", "first").status_code == 201  # the conversation exists
+    assert append(api, "faulty", idempotency_key="warm-up", content="first").status_code == 201  # the conversation exists
     with CaptureQueriesContext(connection) as queries:
-        assert _append(api, "count-me", "second").status_code == 201
+        assert append(api, "faulty", idempotency_key="count-me", content="second").status_code == 201
     for number in range(1, len(queries) + 1):
         key = f"kill-{number}"
         with faults.backend_killed_at(number):
-            response = _append(api, key, f"at query {number}")
+            response = append(api, "faulty", idempotency_key=key, content=f"at query {number}")
         assert response.status_code in (201, 503), (number, response.status_code, response.content[:300])
         if response.status_code == 503:
             _assert_retryable_503(response)
             assert not Message.objects.filter(idempotency_key=key).exists(), f"half-applied at query {number}"
         # The client retries with the same key: exactly one message either way.
-        retry = _append(api, key, f"at query {number}")
+        retry = append(api, "faulty", idempotency_key=key, content=f"at query {number}")
         assert retry.status_code in (200, 201), retry.content[:300]
         assert Message.objects.filter(idempotency_key=key).count() == 1
     floors = list(Message.objects.order_by("floor_no").values_list("floor_no", flat=True))
@@ -102,6 +97,7 @@ def private_redis():
         redis.stop()
 
 
+@pytest.mark.slow
 @pytest.mark.celery_worker
 @pytest.mark.parametrize("fault", ["broker_down_during_append", "broker_restarted_with_job_queued"])
 def test_lost_dispatch_is_recovered_by_maintenance(api, settings, private_redis, fault):
@@ -112,14 +108,14 @@ def test_lost_dispatch_is_recovered_by_maintenance(api, settings, private_redis,
     scope_filter = {"kind": "extract", "scope": "branch"}
     with faults.celery_broker(private_redis.url):
         for n in range(2):
-            assert _append(api, f"m{n}", f"I like plant number {n}.").status_code == 201
+            assert append(api, "faulty", idempotency_key=f"m{n}", content=f"I like plant number {n}.").status_code == 201
         if fault == "broker_down_during_append":
             private_redis.stop()
-            response = _append(api, "m2", "My locker code is 4242.")
+            response = append(api, "faulty", idempotency_key="m2", content="My locker code is 4242.")
             assert response.status_code == 201, response.content[:300]
             private_redis.start()
         else:
-            assert _append(api, "m2", "My locker code is 4242.").status_code == 201
+            assert append(api, "faulty", idempotency_key="m2", content="My locker code is 4242.").status_code == 201
             assert private_redis.queued() == 1
             private_redis.stop()  # no persistence: the queued message is gone
             private_redis.start()
