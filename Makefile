@@ -19,7 +19,7 @@ PYTEST_WORKERS ?= 2
 # Where the embedded mode keeps its files (the settings read MEMORY_VAR_DIR too).
 VAR ?= $(or $(MEMORY_VAR_DIR),var)
 
-.PHONY: run test test-sqlite test-postgres venv migrate browser-deps bench lint clean
+.PHONY: run test test-quick test-sqlite test-postgres venv migrate browser-deps bench lint clean
 
 $(RUN_STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -59,6 +59,11 @@ browser-deps:
 # The whole suite twice: on SQLite (the embedded default), then on PostgreSQL
 # with a real Celery worker on Redis (production behaviour).
 test: venv browser-deps lint test-sqlite test-postgres
+
+# The quick loop while working: SQLite, no server, worker or browser tests
+# (marked `slow`); `make test` is what CI runs.
+test-quick: venv
+	$(PY) -m pytest -n $(PYTEST_WORKERS) -p no:cacheprovider -m "not slow" $(PYTEST_ARGS)
 
 test-sqlite: venv
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -p no:cacheprovider $(PYTEST_ARGS)

@@ -50,6 +50,7 @@ def test_check_deploy_has_no_security_warnings(tmp_path):
     assert "security.W" not in result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_production_settings_are_secure(tmp_path):
     env = _production_env(tmp_path)
     code = (

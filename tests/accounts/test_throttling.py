@@ -252,6 +252,7 @@ def _key_row(raw: str):
 # --- The embedded mode: one window for every gunicorn worker ------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_gunicorn_workers_share_one_window_without_a_cache_server(workspace, tmp_path):
     """Without CACHE_URL, two gunicorn workers answering at the same time

@@ -11,7 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.adapters.deep_agent_process import PLAN
+
+pytestmark = pytest.mark.slow  # starts processes of its own
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -8,11 +8,14 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp_types import Implementation
 
 from memories.models import MemoryItem, MemoryVersion
 from tests.mcp.conftest import run
+
+pytestmark = pytest.mark.slow  # starts processes of its own
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -155,6 +155,7 @@ def test_formats_agree_with_the_servers_format_parameter(client):
     assert client.to_openai_input(stored) == client.get_formatted_messages(conversation_id="fmt", format="openai")
 
 
+@pytest.mark.slow
 def test_client_needs_no_django():
     import subprocess
     import sys

@@ -64,6 +64,7 @@ def test_readme_tour_runs_against_a_live_server(live_server, tmp_path):
     assert "data" in last
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
 def test_gunicorn_answers_a_long_request_line_in_the_json_error_shape(tmp_path):
     with gunicorn("--workers", "1") as (_, port):

@@ -29,6 +29,8 @@ from tests.celery_worker import worker_database_url
 from tests.factories import WorkspaceFactory, make_api_key
 from tests.web_server import gunicorn
 
+pytestmark = pytest.mark.slow  # starts processes of its own
+
 # --- The decision, on a socket pair -----------------------------------------------------
 
 
