@@ -6,7 +6,6 @@ from rest_framework.test import APIClient
 
 from tests.factories import MemoryItemFactory, WorkspaceFactory, make_api_key
 
-
 # What makes a test `slow` without its saying so: a real Celery worker, a
 # browser, or a live server thread. Tests that start processes of their own
 # (gunicorn, a subprocess) carry the marker themselves.
