@@ -108,7 +108,14 @@ class ExtractionResult:
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
+    # Of `input_tokens`, those the provider read from its prompt cache (where
+    # it says so): the stable system prompt, mostly.
+    cached_tokens: int = 0
+    # Requests sent to a network model (0 for the in-process extractor).
+    calls: int = 0
 
     def add(self, other: Usage) -> None:
+        self.calls += other.calls
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
+        self.cached_tokens += other.cached_tokens

@@ -48,7 +48,9 @@ class AnthropicProvider(ChatProvider):
             message = self.client.messages.create(
                 model=self.model,
                 max_tokens=_MAX_OUTPUT_TOKENS,
-                system=system,
+                # The system prompt is the same on every call: marked as the
+                # prefix to cache.
+                system=[{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
                 messages=[{"role": "user", "content": user}],
             )
         except anthropic.APIStatusError as exc:
@@ -56,5 +58,10 @@ class AnthropicProvider(ChatProvider):
                 raise
             raise LLMError(f"anthropic: HTTP {exc.status_code}: {exc.message}") from exc
         text = "".join(getattr(block, "text", "") for block in message.content if getattr(block, "type", "") == "text")
-        usage = Usage(input_tokens=message.usage.input_tokens or 0, output_tokens=message.usage.output_tokens or 0)
+        # Anthropic counts cache reads and writes apart from `input_tokens`:
+        # the prompt's size is their sum.
+        cached = getattr(message.usage, "cache_read_input_tokens", 0) or 0
+        written = getattr(message.usage, "cache_creation_input_tokens", 0) or 0
+        usage = Usage(input_tokens=(message.usage.input_tokens or 0) + cached + written,
+                      output_tokens=message.usage.output_tokens or 0, cached_tokens=cached)
         return text, usage

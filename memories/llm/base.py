@@ -107,12 +107,14 @@ class ResolutionOut(BaseModel):
 
 
 class ExtractionOut(BaseModel):
-    summary: str = Field(min_length=1, max_length=4000)
+    # Empty when the new turns hold nothing worth keeping (small talk): a
+    # model asked to write something anyway invents, or is asked again.
+    summary: str = Field(default="", max_length=4000)
     summary_floors: list[int] = Field(
         default_factory=list, max_length=500,
         description="The floors whose text the summary says something of.",
     )
-    rolling_summary: str = Field(min_length=1, max_length=4000)
+    rolling_summary: str = Field(default="", max_length=4000)  # empty: the summary so far stands
     facts: list[FactOut] = Field(default_factory=list, max_length=200)
     open_loops: list[LoopOut] = Field(default_factory=list, max_length=100)
     resolutions: list[ResolutionOut] = Field(default_factory=list, max_length=100)
@@ -140,6 +142,10 @@ def to_result(out: ExtractionOut, data: ExtractionInput) -> ExtractionResult:
     are restored as the turns wrote them."""
     by_floor = {t.floor_no: t.message_id for t in data.turns}
     known_loops = {loop.id for loop in data.open_loops}
+    # The prompt names open tasks T1, T2 ...; a model that answers with the id itself is understood too.
+    aliases = {prompts.task_alias(i): loop.id for i, loop in enumerate(data.open_loops)}
+    for resolution in out.resolutions:
+        resolution.target = aliases.get(resolution.target.strip(), resolution.target.strip())
     problems: list[str] = []
     items: list[tuple[str, list[int]]] = [(f"fact {i}", f.floors()) for i, f in enumerate(out.facts)]
     items += [(f"open loop {i}", loop.floors()) for i, loop in enumerate(out.open_loops)]
@@ -187,7 +193,8 @@ def to_result(out: ExtractionOut, data: ExtractionInput) -> ExtractionResult:
     return ExtractionResult(
         language=language,
         summary=clip(exact(out.summary), SUMMARY_MAX_CHARS),
-        rolling_summary=clip(exact(out.rolling_summary), SUMMARY_MAX_CHARS),
+        rolling_summary=clip(exact(out.rolling_summary), SUMMARY_MAX_CHARS) if out.rolling_summary.strip()
+        else data.previous_summary,
         facts=facts,
         open_loops=loops,
         resolutions=[
@@ -249,6 +256,7 @@ class ChatProvider(LLMProvider):
                 max_retries=self.max_retries,
                 sleep=self.sleep,
             )
+            used.calls = 1
             usage.add(used)
             try:
                 return parse(parse_json_object(text)), usage

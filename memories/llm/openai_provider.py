@@ -60,6 +60,8 @@ class OpenAIProvider(ChatProvider):
         text = response.choices[0].message.content or "" if response.choices else ""
         usage = Usage()
         if response.usage is not None:
+            details = getattr(response.usage, "prompt_tokens_details", None)
             usage = Usage(input_tokens=response.usage.prompt_tokens or 0,
-                          output_tokens=response.usage.completion_tokens or 0)
+                          output_tokens=response.usage.completion_tokens or 0,
+                          cached_tokens=(getattr(details, "cached_tokens", 0) or 0) if details else 0)
         return text, usage

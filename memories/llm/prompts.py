@@ -10,10 +10,16 @@ and the JSON schema the reply is validated against.
 from __future__ import annotations
 
 import functools
-import json
 
 from memories.extraction.dialog import HUMAN, dialog_mode, prepare_turns
+from memories.extraction.summarizer import SUMMARY_MAX_CHARS
+from memories.extraction.text import clip
 from memories.extraction.types import ExtractionInput
+
+# The summary so far, as a batch's prompt carries it: the rolling summary is
+# clipped to SUMMARY_MAX_CHARS when it is written; this holds for one carried
+# in from elsewhere (the conversation's own metadata) too.
+SUMMARY_PROMPT_CHARS = SUMMARY_MAX_CHARS
 
 SUMMARY_RULES = """Summary requirements (all four are mandatory):
 - Keep: key facts, user preferences, unfinished tasks, important context and settings.
@@ -38,7 +44,9 @@ FACT_RULES = """Facts:
   person.<name>.<attribute> (person.nate.location, person.sam.allergy.peanuts). Someone known only by
   relation: <owner key>.<relation>.<attribute> (user.sister.location).
 - A correction ("changed my mind", "now", "instead", "rather than", "no longer", "actually") states the
-  new value under the SAME key as the value it replaces: reuse the key shown in [Known facts].
+  new value under the SAME key as the value it replaces: reuse the key shown in Known facts.
+- Text the assistant repeats from memory ("as you told me, you're allergic to peanuts") or that quotes
+  a known fact back is no new fact: leave it out.
 - importance: names, allergies and health, deadlines 0.85-0.95; contact details, location, work,
   budget 0.7-0.85; preferences 0.5-0.7; anything lighter is not a fact.
 - floor_no is the floor the fact mainly comes from; source_floors lists every floor it was made from."""
@@ -47,30 +55,29 @@ LOOP_RULES = """Open loops and resolutions:
 - An open loop is a task still to be done: a request with a deadline ("please book the hotel by
   Friday"), something someone asks to be reminded of, a commitment. A question answered in the next
   turn is not one. Keep the deadline in the content.
-- A resolution says that a turn closed an open task: target is the task's id from [Open tasks] or
-  new:<index into open_loops>."""
-
-
-def _schema() -> str:
-    from memories.llm.base import ExtractionOut
-
-    return json.dumps(ExtractionOut.model_json_schema(), ensure_ascii=False, separators=(",", ":"))
+- A resolution says that a turn closed an open task: target is the task's id from Open tasks (T1, T2 ...)
+  or new:<index into open_loops>."""
 
 
 @functools.lru_cache(maxsize=1)
 def extract_system() -> str:
+    """The same text for every call of every conversation: what a provider
+    caches as the prompt's prefix. Whatever varies (summary, facts, tasks,
+    turns) is in the user message."""
     return f"""You maintain long-term memory for a conversation, between a user and an assistant or between two people.
-Read the existing summary, known facts, open tasks and the new turns, and reply with ONE JSON object:
+Read the summary so far, the known facts and open tasks that may concern the new turns, and the new
+turns, and reply with ONE JSON object and nothing else:
 {{
   "summary": "summary of the NEW turns only",
   "summary_floors": [12, 13],
-  "rolling_summary": "the existing summary merged with the new turns",
+  "rolling_summary": "the summary so far merged with the new turns",
   "facts": [{{"key": "user.location", "value": "Berlin", "content": "User lives in Berlin", "importance": 0.8, "confidence": 0.9, "floor_no": 12, "source_floors": [12]}}],
   "open_loops": [{{"content": "Renew passport before June 3", "importance": 0.85, "floor_no": 13, "source_floors": [13]}}],
-  "resolutions": [{{"target": "<open task id, or new:<index into open_loops>>", "floor_no": 15}}]
+  "resolutions": [{{"target": "T1", "floor_no": 15}}]
 }}
-Every floor number must be one of the new turns' floor numbers. summary_floors lists the floors the
-summary says something of.
+A new turn is written "<floor> <speaker>: <text>"; a line "# <date>" gives the date of the turns after it.
+Every floor number in the reply must be one of the new turns' floors. summary_floors lists the floors
+the summary says something of. facts, open_loops and resolutions may be empty lists.
 
 {FACT_RULES}
 
@@ -78,11 +85,7 @@ summary says something of.
 
 {WRITING_RULES}
 
-{SUMMARY_RULES}
-
-The reply is validated against this JSON schema:
-{_schema()}
-Reply with the JSON object only."""
+{SUMMARY_RULES}"""
 
 
 COMPACT_SYSTEM = f"""Merge these conversation summaries (oldest first) into one summary.
@@ -92,24 +95,59 @@ Later statements win over earlier ones; drop tasks reported done. Keep each sent
 Reply with one JSON object: {{"summary": "..."}}"""
 
 
+def task_alias(index: int) -> str:
+    """How the prompt names the `index`-th open task: "T1", "T2" ... (a
+    memory id costs several tokens a task, and a model copies a short name
+    more reliably)."""
+    return f"T{index + 1}"
+
+
+def one_line(text: str) -> str:
+    """A text on one line of the prompt: its line breaks written as \\n."""
+    return text.replace("\n", "\\n")
+
+
+def _date_of(turn) -> str:
+    """The day a turn was said, as the client wrote it ("8 May, 2023" of
+    "1:56 pm on 8 May, 2023") or else as stored: printed once per run of
+    turns of one day, not on every turn (the time of day rarely matters to a
+    memory and costs tokens on every line)."""
+    if turn.time_text and " on " in turn.time_text:
+        return turn.time_text.rsplit(" on ", 1)[-1].strip()
+    return turn.created_at.date().isoformat() if turn.created_at else ""
+
+
+def speaker_roles(turns) -> dict[str, str]:
+    """Each named speaker's role, first seen first."""
+    roles: dict[str, str] = {}
+    for turn in turns:
+        if turn.speaker and turn.speaker not in roles:
+            roles[turn.speaker] = turn.role
+    return roles
+
+
 def extraction_user(data: ExtractionInput) -> str:
+    """The batch: who speaks, the summary so far (capped), the known facts and
+    open tasks the pipeline chose for it, and the new turns, one line each."""
     turns = prepare_turns(data.turns)
     human = dialog_mode(turns) == HUMAN
-    speakers = sorted({t.speaker for t in turns if t.speaker})
-    if human:
-        who = f"two people ({', '.join(speakers)})" if speakers else "two people (roles user and assistant)"
-    else:
-        who = "a user and an assistant"
-    lines = [f"[Dialog] between {who}", "", "[Existing summary]", data.previous_summary or "(none)", "",
-             "[Known facts]"]
+    roles = speaker_roles(turns)
+    who = "two people" if human else "a user and an assistant"
+    if roles:
+        who += "; speakers " + ", ".join(f"{name} ({role})" for name, role in roles.items())
+    summary = one_line(clip(data.previous_summary, SUMMARY_PROMPT_CHARS)) or "(none)"
+    lines = [f"Dialog between {who}", f"Summary so far: {summary}", "Known facts:"]
     lines += [f"- {fact.key}: {fact.content}" for fact in data.known_facts] or ["(none)"]
-    lines += ["", "[Open tasks]"]
-    lines += [f"- {loop.id}: {loop.content}" for loop in data.open_loops] or ["(none)"]
-    lines += ["", "[New turns]"]
+    lines.append("Open tasks:")
+    lines += [f"- {task_alias(i)}: {loop.content}" for i, loop in enumerate(data.open_loops)] or ["(none)"]
+    lines.append("New turns:")
+    day = None
     for turn in turns:
-        speaker = turn.speaker or turn.role
-        when = turn.time_text or (turn.created_at.isoformat(timespec="minutes") if turn.created_at else "")
-        lines.append(f"[floor {turn.floor_no}] {speaker}" + (f" ({when})" if when else "") + f": {turn.text}")
+        when = _date_of(turn)
+        if when and when != day:
+            lines.append(f"# {when}")
+            day = when
+        lines.append(f"{turn.floor_no} {turn.speaker or turn.role}: {one_line(turn.text.strip())}")
     return "\n".join(lines)
 
 

@@ -105,16 +105,26 @@ def _crossed(before: int, after: int, step: int) -> bool:
 def extraction_due_after(*, floors_before: int, floors_after: int, tokens_before: int, tokens_after: int) -> bool:
     """Whether an append that took a branch's pending work from `*_before` to
     `*_after` crossed an extraction threshold: `MEMORY_EXTRACT_MIN_FLOORS`
-    floors or `MEMORY_EXTRACT_MIN_TOKENS` tokens. While a backlog grows
+    floors (not for a network model, see `billed_by_the_token`) or
+    `MEMORY_EXTRACT_MIN_TOKENS` tokens. While a backlog grows
     (no worker keeps up, or its job was lost) it is due again each time the
     backlog doubles: a lost or failed job is queued again, and a backlog
     that a pending job will read anyway costs one look-up each time it
     doubles, not one per threshold's worth of appends. The idle sweep takes
     what stays below a threshold, and maintenance re-sends a job left
     pending."""
-    return _crossed(floors_before, floors_after, settings.MEMORY_EXTRACT_MIN_FLOORS) or (
-        floors_after > 0 and _crossed(tokens_before, tokens_after, settings.MEMORY_EXTRACT_MIN_TOKENS)
-    )
+    if not billed_by_the_token() and _crossed(floors_before, floors_after, settings.MEMORY_EXTRACT_MIN_FLOORS):
+        return True
+    return floors_after > 0 and _crossed(tokens_before, tokens_after, settings.MEMORY_EXTRACT_MIN_TOKENS)
+
+
+def billed_by_the_token() -> bool:
+    """Whether extraction calls a network model. Its every call re-sends the
+    instructions and the conversation's memory, so its batches wait for
+    MEMORY_EXTRACT_MIN_TOKENS of new text (or the idle sweep), never for a
+    count of floors: six short messages would cost a call of their own. The
+    passages are searchable from the append on, whatever the batch."""
+    return (settings.LLM_PROVIDER or "offline").lower() != "offline"
 
 
 def scope_note_appended(*, event) -> None:

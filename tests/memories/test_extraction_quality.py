@@ -3,11 +3,15 @@ client prefixes, both speakers of a human dialog, facts about third parties,
 corrections that keep their key, deadline requests, speakers and literals in
 summaries, the conversation's language, and the messages each item came from.
 
-Pure functions: no database, no network."""
+Pure functions: no database, no network. Every test runs twice: on the
+offline extractor, and on the network provider's path (the prompt a hosted
+model is sent, answered by the scripted model that reads the batch back out
+of it): whatever the prompt leaves out, the second run misses.)"""
 
 from __future__ import annotations
 
 import re
+import sys
 
 import pytest
 
@@ -26,7 +30,15 @@ from memories.extraction.types import (
     OpenLoopRef,
     Turn,
 )
-from tests.memories.pipeline_helpers import load_fixture
+from tests.memories.pipeline_helpers import ScriptedModel, load_fixture
+
+
+@pytest.fixture(autouse=True, params=["offline", "network"])
+def extraction_path(request, monkeypatch):
+    if request.param == "network":
+        provider = ScriptedModel().provider()
+        monkeypatch.setattr(sys.modules[__name__], "extract", lambda data: provider.extract(data)[0])
+    return request.param
 
 
 def turns_of(messages: list[tuple[str, str]], start: int = 1) -> list[Turn]:

@@ -72,9 +72,9 @@ def test_providers_send_speakers_and_the_schema_and_ask_again_for_bad_sources(ma
     first = script.requests[0].content.decode()
     sent = json.loads(first)
     text = json.dumps(sent, ensure_ascii=False)
-    assert "[floor 11] Nate (7:31 pm): My brother Tom is allergic to peanuts." in text
+    assert "\\n11 Nate: My brother Tom is allergic to peanuts." in text
     assert "[7:31 pm] Nate:" not in text  # the client prefix is read, not repeated
-    assert "two people (Joanna, Nate)" in text
+    assert "two people; speakers Nate (user), Joanna (assistant)" in text
     assert "source_floors" in text and "summary_floors" in text and "SAME key" in text
     assert "floor 42" in script.requests[1].content.decode()  # the correction quotes the rejection
 

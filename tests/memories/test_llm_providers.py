@@ -104,7 +104,7 @@ def test_gives_up_after_max_retries(make, body):
 def test_schema_invalid_output_is_asked_again_then_fails_clearly(make, body):
     bad_floor = {**GOOD, "facts": [{**GOOD["facts"][0], "floor_no": 99}]}
     script = Script([(200, body("not json at all")), (200, body(json.dumps(bad_floor))),
-                     (200, body(json.dumps({"summary": ""})))])
+                     (200, body(json.dumps({"summary": ["not", "text"]})))])
     with pytest.raises(LLMOutputError) as info:
         make(script).extract(DATA)
     assert "schema" in str(info.value)

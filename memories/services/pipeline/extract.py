@@ -9,7 +9,7 @@ from django.utils import timezone
 from accounts.actors import Actor
 from memories.extraction.types import ExtractionInput, ExtractionResult, KnownFact, OpenLoopRef, Turn, Usage
 from memories.llm import get_provider
-from memories.llm.tokens import content_text
+from memories.llm.tokens import content_text, count_tokens
 from memories.models import JobKind, MemoryItem, MemoryJob, MemoryType, MemoryVersion, Scope, ScopeState
 from memories.recall.index import passage_entries_rebuild, passages_indexed
 from memories.services.jobs import job_progress, memory_job_checkpoint
@@ -36,6 +36,17 @@ IN_PROCESS_FLOORS_PER_COMMIT_POSTGRESQL = 1000
 # Rebuild deletes machine-written items through the batch service, at most
 # this many per call (its per-call maximum).
 DELETE_CHUNK = 100
+# A network model is paid by the prompt token, every call: a batch's prompt
+# carries only the known facts and open tasks its turns could touch, found
+# through the recall index by the batch's own words (at most these many),
+# plus the few newest of each (a correction or a bare "done" refers to what
+# was said last) and the user's name.
+PROMPT_FACTS = 24
+PROMPT_LOOPS = 12
+PROMPT_NEWEST_FACTS = 4
+PROMPT_NEWEST_LOOPS = 3
+# Words of a batch looked up in the index (its distinct terms, first seen first).
+PROMPT_LOOKUP_TERMS = 200
 
 
 def _branch(job: MemoryJob):
@@ -118,31 +129,89 @@ def _carried(rows: list[tuple] | None, gone: set[str], limit: int, new: list[tup
     return (new + kept)[:limit]
 
 
-def _input(job: MemoryJob, state: ScopeState, conversation, turns: list[Turn], live: _LiveMemory
-           ) -> ExtractionInput:
+def _touched(job: MemoryJob, destination: Destination, turns: list[Turn]) -> dict[str, float]:
+    """The memories of the destination's fact scope that share words with the
+    batch, by BM25 over the recall index: {memory id: score}."""
+    from memories.recall.analysis import query_terms
+    from memories.recall.index import memory_scope_token, scope_statistics, shortlist
+    from memories.recall.ranking import bm25_scores
+
+    terms = query_terms("\n".join(t.text for t in turns))[:PROMPT_LOOKUP_TERMS]
+    tokens = [memory_scope_token(job.workspace_id, destination.fact_scope, destination.fact_scope_id)]
+    hits = shortlist(workspace_id=job.workspace_id, scope_tokens=tokens, terms=terms,
+                     limit=4 * (PROMPT_FACTS + PROMPT_LOOPS))
+    if not hits:
+        return {}
+    n_docs, avg_len = scope_statistics(workspace_id=job.workspace_id, scope_tokens=tokens)
+    df = {t: sum(f" {t} " in hit.terms for hit in hits) for t in terms}
+    scores = bm25_scores(hits, terms, n_docs=max(n_docs, len(hits)), avg_len=avg_len, df=df)
+    return {hit.memory_id: score for hit, score in zip(hits, scores, strict=True) if hit.memory_id and score > 0}
+
+
+def _prompt_memory(job: MemoryJob, destination: Destination, turns: list[Turn], live: _LiveMemory
+                   ) -> tuple[list[tuple], list[tuple]]:
+    """The known facts and open tasks a network model's prompt carries for
+    this batch, oldest first: those the batch's words touch (best first, up
+    to PROMPT_FACTS / PROMPT_LOOPS), the newest few and the user's name."""
+    touched = _touched(job, destination, turns)
+    facts, loops = live.facts(), live.loops()
+
+    def pick(rows: list[tuple], limit: int, newest: int, always) -> list[tuple]:
+        chosen = {row[0]: row for row in rows[:newest]}
+        chosen.update((row[0], row) for row in rows if always(row))
+        for row in sorted((r for r in rows if r[0] in touched), key=lambda r: -touched[r[0]]):
+            if len(chosen) >= limit + newest:
+                break
+            chosen.setdefault(row[0], row)
+        return [row for row in reversed(rows) if row[0] in chosen]
+
+    return (pick(facts, PROMPT_FACTS, PROMPT_NEWEST_FACTS, lambda row: (row[1] or "") == "user.name"),
+            pick(loops, PROMPT_LOOPS, PROMPT_NEWEST_LOOPS, lambda row: False))
+
+
+def _input(job: MemoryJob, state: ScopeState, conversation, turns: list[Turn], live: _LiveMemory,
+           destination: Destination, *, chosen: bool) -> ExtractionInput:
+    """The batch's input. `chosen`: only the facts and tasks the batch could
+    touch (a network model's prompt); else the latest live ones (an
+    in-process extractor pays nothing for them)."""
     previous = state.rolling_summary
     if not previous and job.scope_id.endswith(',"main"]'):
         summary = (conversation.metadata or {}).get("summary")
         previous = summary if isinstance(summary, str) else ""
+    if chosen:
+        facts, loops = _prompt_memory(job, destination, turns, live)
+    else:
+        facts, loops = list(reversed(live.facts())), list(reversed(live.loops()))
     return ExtractionInput(
         previous_summary=previous,
-        known_facts=[KnownFact(id=pk, key=key or "", content=content)
-                     for pk, key, content in reversed(live.facts())],
+        known_facts=[KnownFact(id=pk, key=key or "", content=content) for pk, key, content in facts],
         open_loops=[
             OpenLoopRef(id=pk, content=content, floor_no=int(floor) if (floor or "").isdigit() else None)
-            for pk, content, floor in reversed(live.loops())
+            for pk, content, floor in loops
         ],
         turns=turns,
         previous_summary_sources=list(state.rolling_sources or []),
     )
 
 
-def _extract_batch(provider, job: MemoryJob, state: ScopeState, conversation, messages, live: _LiveMemory
-                   ) -> tuple[list[Turn], ExtractionResult, Usage]:
+def _extract_batch(provider, job: MemoryJob, state: ScopeState, conversation, messages, live: _LiveMemory,
+                   destination: Destination) -> tuple[list[Turn], ExtractionResult, Usage]:
     turns = [Turn(floor_no=m.floor_no, message_id=m.pk, role=m.role, text=content_text(m.content),
                   created_at=m.created_at) for m in messages]
-    result, usage = provider.extract(_input(job, state, conversation, turns, live))
+    data = _input(job, state, conversation, turns, live, destination, chosen=not provider.in_process)
+    result, usage = provider.extract(data)
     return turns, result, usage
+
+
+def _token_window(messages, max_tokens: int):
+    """The first messages up to `max_tokens` of text (at least one): a network
+    model's batch, sized by what it costs rather than by a count of floors."""
+    total = 0
+    for index, message in enumerate(messages):
+        total += count_tokens(content_text(message.content))
+        if total > max_tokens and index:
+            return messages[:index]
+    return messages
 
 
 def extract_run(job: MemoryJob) -> dict:
@@ -201,7 +270,9 @@ def extract_run(job: MemoryJob) -> dict:
         extracted = None
         if not provider.in_process:
             assert len(groups) == 1, "a network provider's commit holds one batch"
-            extracted = _extract_batch(provider, job, state, conversation, messages, live)
+            messages = _token_window(messages, max(1, settings.MEMORY_EXTRACT_BATCH_TOKENS))
+            groups = [messages]
+            extracted = _extract_batch(provider, job, state, conversation, messages, live, destination)
         with transaction.atomic():
             state = lock_scope_state(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id)
             if state.last_processed_floor_no != after:
@@ -214,7 +285,8 @@ def extract_run(job: MemoryJob) -> dict:
             with statement_pipeline():
                 for group in groups:
                     turns, result, usage = (extracted if extracted is not None
-                                            else _extract_batch(provider, job, state, conversation, group, live))
+                                            else _extract_batch(provider, job, state, conversation, group, live,
+                                                                destination))
                     counts = write_batch(job=job, destination=destination, result=result, turns=turns, review=review)
                     live.record(counts.writes)
                     # With the batch's writes, not once for the commit: the
@@ -231,7 +303,10 @@ def extract_run(job: MemoryJob) -> dict:
                     if branch.name == "main" and result.rolling_summary:
                         summary_update = {"summary": result.rolling_summary, "summarized_until": turns[-1].message_id}
                         conversation.metadata = {**(conversation.metadata or {}), **summary_update}
-                    for name, value in {**counts.as_dict(), "batches": 1, "floors": len(turns)}.items():
+                    # A network model's calls and cached prompt tokens, where it reports them.
+                    paid = {"llm_calls": usage.calls, "cached_input_tokens": usage.cached_tokens}
+                    for name, value in {**counts.as_dict(), "batches": 1, "floors": len(turns),
+                                        **{k: v for k, v in paid.items() if v}}.items():
                         totals[name] = totals.get(name, 0) + value
                     input_tokens += usage.input_tokens
                     output_tokens += usage.output_tokens
