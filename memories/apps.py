@@ -7,10 +7,16 @@ def _ensure_search_index(sender, using="default", **kwargs) -> None:
     from django.db import connections
 
     from memories.recall import index as recall_index
+    from memories.recall import pgvector, stats
     from memories.search import sqlite_index_ensure
 
-    sqlite_index_ensure(connections[using])
-    recall_index.sqlite_index_ensure(connections[using])
+    connection = connections[using]
+    sqlite_index_ensure(connection)
+    recall_index.sqlite_index_ensure(connection)
+    stats.stats_ensure(connection)
+    # The HNSW index is for the configured provider's vector size, known
+    # only from the settings.
+    pgvector.vector_index_ensure(connection)
 
 
 def _receiver(service):

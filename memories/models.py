@@ -150,6 +150,10 @@ class MemoryItem(models.Model):
             # scope holds.
             models.Index(fields=["workspace", "scope", "scope_id", "lifecycle_status", "importance", "created_at"],
                          name="mem_ws_scope_importance"),
+            # Global memories are read whatever their scope id (pinned, no
+            # query): most important first straight off this range.
+            models.Index(fields=["workspace", "scope", "lifecycle_status", "importance", "created_at"],
+                         name="mem_ws_scope_any_importance"),
             models.Index(fields=["workspace", "type", "status"], name="mem_ws_type_status"),
             # Lists sort by (created_at, id), newest first by default, with a
             # scope's memories the most common filter: both orders are read
@@ -417,6 +421,32 @@ class RecallEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.memory_id or self.message_id}"
+
+
+class RecallScopeStats(models.Model):
+    """Running totals of the recall index per scope token: BM25's N and total
+    length, and the embedded entries' count and removals, which tell a
+    process whether its cached vectors of the scope are current.
+
+    Kept by triggers on the entry table (see `memories/recall/stats.py`), so
+    every path that writes entries (the ORM, hand-written statements, cascades
+    from a deleted memory or conversation) counts, and a request reads one
+    row per scope instead of counting the scope's entries."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+", db_index=False)
+    scope_token = models.CharField(max_length=48)
+    entries = models.BigIntegerField(default=0)
+    total_length = models.BigIntegerField(default=0)
+    embedded = models.BigIntegerField(default=0)
+    # Embedded entries removed or re-embedded, ever: only grows, so a cache
+    # that saw the same number has lost no vector since.
+    removed = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "scope_token"], name="recall_scope_stats_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.scope_token}: {self.entries} entries"
 
 
 class ReviewItem(MemoryItem):

@@ -14,9 +14,12 @@ FAVICON_SVG = (
 
 
 def healthz(request):
+    from memories.recall.dense import recall_vector_cache_report
+
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
-    return JsonResponse({"status": "ok"})
+    # What this worker holds of recall vectors, against its limit.
+    return JsonResponse({"status": "ok", "recall_vectors": recall_vector_cache_report()})
 
 
 @require_safe

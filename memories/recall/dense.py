@@ -5,94 +5,242 @@ extraction and after memory writes), never on a request's path. An entry
 rebuilt after an edit starts without a vector and is embedded again; an entry
 deleted (a deleted memory or message, an erased text) takes its vector with it.
 
-Ranking compares the query's vector with every embedded entry of the visible
-scopes. The scopes' matrix is cached per process and keyed by a fingerprint
-(entry count and newest id, one aggregate query), so a query reads the
-vectors again only after the scopes changed.
+A query's nearest entries are found one of two ways:
+
+- In PostgreSQL with pgvector (see `pgvector`): one statement, HNSW.
+- In process: each *scope's* vectors are held once per process (the global
+  scope once, whichever conversations ask), in a float32 matrix scored with
+  one matrix-vector product and cut by partial selection. The scopes' running
+  totals (`stats`, read with BM25's statistics in the same statement) say
+  whether a cached scope is current: new vectors are appended (read by id
+  past the newest cached one); only a removal makes the process re-read the
+  scope's ids (never its vectors) to drop what went. All scopes together stay
+  under `RECALL_VECTOR_CACHE_MIB`, the least recently used leaving first; a
+  scope larger than that alone is not held and ranks by BM25 alone.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
+from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Max
 
 from memories.llm.tokens import content_text
 from memories.models import MemoryItem, RecallEntry, RecallKind
-from memories.recall import embeddings
+from memories.recall import embeddings, pgvector
+from memories.recall.stats import ScopeState, scope_states
 
 logger = logging.getLogger(__name__)
 
 # Entries embedded per database round trip by the pipeline: one model batch's
 # worth several times over, so a write transaction stays short.
 EMBED_CHUNK = 128
-# Scope matrices kept per process: a worker serves a few hot conversations.
-MATRIX_CACHE_SIZE = 16
 # Neighbours by meaning handed to fusion: at most this many, and only those
 # within DENSE_MARGIN of the best cosine.
 DENSE_TOP_K = 200
 DENSE_MARGIN = 0.08
+# Vectors read per statement when a scope is loaded or extended.
+READ_CHUNK = 20000
 
-# A cached matrix is trusted this long before its fingerprint is checked again.
-FINGERPRINT_TTL_SECONDS = 5.0
 
-_cache: OrderedDict[tuple, tuple[tuple, np.ndarray, np.ndarray, float]] = OrderedDict()
+@dataclass
+class _ScopeVectors:
+    """One scope's vectors: rows [0, size) of `matrix` (unit length) and
+    `ids`, with spare capacity so that appends are amortised."""
+
+    ids: np.ndarray
+    matrix: np.ndarray
+    size: int
+    embedded: int  # the scope's totals when last brought up to date
+    removed: int
+    max_id: int
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.ids.nbytes + self.matrix.nbytes)
+
+    def append(self, ids: np.ndarray, matrix: np.ndarray) -> None:
+        if not len(ids):
+            return
+        needed = self.size + len(ids)
+        if needed > len(self.ids):
+            capacity = max(needed, int(len(self.ids) * 1.25) + 64)
+            grown_ids = np.empty(capacity, dtype=np.int64)
+            grown = np.empty((capacity, self.matrix.shape[1]), dtype=np.float32)
+            grown_ids[:self.size] = self.ids[:self.size]
+            grown[:self.size] = self.matrix[:self.size]
+            self.ids, self.matrix = grown_ids, grown
+        self.ids[self.size:needed] = ids
+        self.matrix[self.size:needed] = matrix
+        self.size = needed
+        self.max_id = max(self.max_id, int(ids.max()))
+
+    def keep(self, present: np.ndarray) -> None:
+        """Drop the rows whose id is not in `present`."""
+        mask = np.isin(self.ids[:self.size], present)
+        kept = int(mask.sum())
+        if kept == self.size:
+            return
+        self.ids[:kept] = self.ids[:self.size][mask]
+        self.matrix[:kept] = self.matrix[:self.size][mask]
+        self.size = kept
+
+
+_cache: OrderedDict[tuple[str, str, str], _ScopeVectors] = OrderedDict()
 _cache_lock = threading.Lock()
+# One loader per scope at a time: two threads of a worker asking for the same
+# cold scope must not read (and hold) its vectors twice.
+_scope_locks: dict[tuple[str, str, str], threading.Lock] = {}
+_too_large: set[tuple[str, str, str]] = set()
 
 
-def _scope_matrix(workspace_id: str, scope_tokens: Sequence[str], model: str, dims: int
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    rows = RecallEntry.objects.filter(workspace_id=workspace_id, scope_token__in=list(scope_tokens),
-                                      embedding_model=model)
-    key = (workspace_id, tuple(sorted(scope_tokens)), model)
-    now = time.monotonic()
+def _limit_bytes() -> int:
+    return int(settings.RECALL_VECTOR_CACHE_MIB) * 1024 * 1024
+
+
+def recall_vector_cache_report() -> dict[str, int]:
+    """What this process holds: scopes, vectors, bytes, the limit, and the
+    scopes left out for being larger than the limit alone."""
     with _cache_lock:
-        cached = _cache.get(key)
-        if cached is not None and now - cached[3] < FINGERPRINT_TTL_SECONDS:
-            # Vectors arrive from the pipeline seconds after their text; a
-            # matrix this fresh is taken without asking the database.
-            _cache.move_to_end(key)
-            return cached[1], cached[2]
-    fingerprint = tuple(rows.aggregate(n=Count("id"), top=Max("id")).values())
+        return {"scopes": len(_cache), "vectors": sum(v.size for v in _cache.values()),
+                "bytes": sum(v.nbytes for v in _cache.values()), "limit_bytes": _limit_bytes(),
+                "scopes_too_large": len(_too_large)}
+
+
+def recall_vector_cache_clear() -> None:
     with _cache_lock:
-        cached = _cache.get(key)
-        if cached is not None and cached[0] == fingerprint:
-            _cache[key] = (*cached[:3], now)
-            _cache.move_to_end(key)
-            return cached[1], cached[2]
-    pairs = list(rows.values_list("id", "embedding"))
-    ids = np.array([pk for pk, _ in pairs], dtype=np.int64)
+        _cache.clear()
+        _too_large.clear()
+
+
+def _rows(queryset) -> tuple[np.ndarray, np.ndarray]:
+    pairs = list(queryset.values_list("id", "embedding"))
+    if not pairs:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+    ids = np.fromiter((pk for pk, _ in pairs), dtype=np.int64, count=len(pairs))
+    dims = len(pairs[0][1]) // embeddings._STORED_DTYPE.itemsize
     # Normalised once here (float16 storage leaves rows a hair off unit
     # length), so each query is one matrix-vector product.
-    matrix = embeddings.normalize_rows(embeddings.bytes_to_matrix([bytes(blob) for _, blob in pairs], dims)) \
-        if pairs else np.zeros((0, dims), dtype=np.float32)
+    return ids, embeddings.normalize_rows(embeddings.bytes_to_matrix([bytes(blob) for _, blob in pairs], dims))
+
+
+def _read_after(entries, after: int) -> tuple[np.ndarray, np.ndarray]:
+    """Vectors with an id past `after`, in id order, a chunk per statement."""
+    id_parts, matrix_parts = [], []
+    while True:
+        ids, matrix = _rows(entries.filter(id__gt=after).order_by("id")[:READ_CHUNK])
+        if not len(ids):
+            break
+        id_parts.append(ids)
+        matrix_parts.append(matrix)
+        after = int(ids[-1])
+        if len(ids) < READ_CHUNK:
+            break
+    if not id_parts:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+    return np.concatenate(id_parts), np.concatenate(matrix_parts)
+
+
+def _scope_vectors(workspace_id: str, token: str, model: str, dims: int, state: ScopeState
+                   ) -> _ScopeVectors | None:
+    key = (workspace_id, token, model)
     with _cache_lock:
-        _cache[key] = (fingerprint, ids, matrix, now)
-        _cache.move_to_end(key)
-        while len(_cache) > MATRIX_CACHE_SIZE:
-            _cache.popitem(last=False)
-    return ids, matrix
+        cached = _cache.get(key)
+        if cached is not None and cached.embedded == state.embedded and cached.removed == state.removed:
+            _cache.move_to_end(key)
+            return cached
+        lock = _scope_locks.setdefault(key, threading.Lock())
+    if state.embedded * (dims * 4 + 8) > _limit_bytes():
+        with _cache_lock:
+            if key not in _too_large:
+                logger.warning("recall vectors of scope %s (%d) exceed RECALL_VECTOR_CACHE_MIB: ranked by BM25 "
+                               "alone in process", token, state.embedded)
+            _too_large.add(key)
+            _cache.pop(key, None)
+        return None
+    with lock:
+        with _cache_lock:
+            cached = _cache.get(key)
+        if cached is not None and cached.embedded == state.embedded and cached.removed == state.removed:
+            return cached
+        entries = RecallEntry.objects.filter(workspace_id=workspace_id, scope_token=token, embedding_model=model)
+        if cached is None:
+            cached = _ScopeVectors(ids=np.zeros(0, dtype=np.int64), matrix=np.zeros((0, dims), dtype=np.float32),
+                                   size=0, embedded=-1, removed=state.removed, max_id=0)
+            new_ids, new_matrix = _read_after(entries, 0)
+            cached.append(new_ids, new_matrix)
+        else:
+            # A copy is brought up to date while other threads score the
+            # cached one; it replaces it whole.
+            cached = _ScopeVectors(ids=cached.ids.copy(), matrix=cached.matrix.copy(), size=cached.size,
+                                   embedded=cached.embedded, removed=cached.removed, max_id=cached.max_id)
+            added = max(state.embedded - cached.embedded, 0)
+            if cached.removed != state.removed:
+                _sync_ids(cached, entries)
+            else:
+                new_ids, new_matrix = _read_after(entries, cached.max_id)
+                cached.append(new_ids, new_matrix)
+                if len(new_ids) < added:
+                    # A vector written out of id order (an older entry
+                    # embedded late): found by its id.
+                    _sync_ids(cached, entries)
+        cached.embedded, cached.removed = state.embedded, state.removed
+        with _cache_lock:
+            _cache[key] = cached
+            _cache.move_to_end(key)
+            _too_large.discard(key)
+            total = sum(v.nbytes for v in _cache.values())
+            while total > _limit_bytes() and len(_cache) > 1:
+                _, evicted = _cache.popitem(last=False)
+                total -= evicted.nbytes
+        return cached
 
 
-def dense_similarities(*, workspace_id: str) -> Callable[[Sequence[str], str], dict[int, float]] | None:
-    """A function `(scope_tokens, query) -> {entry id: cosine}` for the
-    nearest entries, or None when no embedding provider is configured."""
+def _sync_ids(cached: _ScopeVectors, entries) -> None:
+    """Drop the vectors gone from the scope; read those it has that the cache
+    lacks. Reads the scope's ids, and only the missing vectors."""
+    present = np.fromiter(entries.values_list("id", flat=True).iterator(chunk_size=READ_CHUNK), dtype=np.int64)
+    cached.keep(present)
+    missing = np.setdiff1d(present, cached.ids[:cached.size], assume_unique=True)
+    for start in range(0, len(missing), READ_CHUNK):
+        ids, matrix = _rows(entries.filter(id__in=[int(x) for x in missing[start:start + READ_CHUNK]]))
+        cached.append(ids, matrix)
+
+
+def _top(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The `k` best, best first: a partial selection, then a sort of only those."""
+    if len(scores) > k:
+        part = np.argpartition(-scores, k - 1)[:k]
+        ids, scores = ids[part], scores[part]
+    order = np.argsort(-scores, kind="stable")
+    return ids[order], scores[order]
+
+
+def dense_similarities(*, workspace_id: str
+                       ) -> Callable[..., dict[int, float]] | None:
+    """A function `(scope_tokens, query, states=None) -> {entry id: cosine}`
+    for the nearest entries, or None when no embedding provider is
+    configured. `states` are the scopes' totals when the caller has read them
+    (ranking reads them with BM25's statistics)."""
     provider = embeddings.get_embedding_provider()
     if provider is None:
         return None
 
-    def similarities(scope_tokens: Sequence[str], query: str) -> dict[int, float]:
-        ids, matrix = _scope_matrix(workspace_id, scope_tokens, provider.name, provider.dims)
-        if not len(ids):
+    def similarities(scope_tokens: Sequence[str], query: str,
+                     states: Mapping[str, ScopeState] | None = None) -> dict[int, float]:
+        if states is None:
+            states = scope_states(workspace_id=workspace_id, scope_tokens=scope_tokens)
+        tokens = [t for t in scope_tokens if t in states and states[t].embedded > 0]
+        if not tokens:
             return {}
         try:
-            vector = provider.embed_query(query)
+            vector = np.asarray(provider.embed_query(query), dtype=np.float32)
         except embeddings.EmbeddingError as exc:
             # Recall still works on BM25 alone; the provider's outage is logged.
             logger.warning("query embedding failed, ranking by BM25 alone: %s", exc)
@@ -100,13 +248,30 @@ def dense_similarities(*, workspace_id: str) -> Callable[[Sequence[str], str], d
         norm = float(np.linalg.norm(vector))
         if not norm:
             return {}
-        scores = matrix @ (np.asarray(vector, dtype=np.float32) / norm)
-        top = np.argsort(-scores)[:DENSE_TOP_K]
+        vector = vector / norm
+        if pgvector.in_use():
+            ids, scores = pgvector.nearest(workspace_id=workspace_id, scope_tokens=tokens, model=provider.name,
+                                           query=vector, limit=DENSE_TOP_K)
+        else:
+            id_parts, score_parts = [], []
+            for token in tokens:
+                held = _scope_vectors(workspace_id, token, provider.name, provider.dims, states[token])
+                if held is None or not held.size:
+                    continue
+                scope_ids, scope_scores = _top(held.ids[:held.size], held.matrix[:held.size] @ vector,
+                                               DENSE_TOP_K)
+                id_parts.append(scope_ids)
+                score_parts.append(scope_scores)
+            if not id_parts:
+                return {}
+            ids, scores = _top(np.concatenate(id_parts), np.concatenate(score_parts), DENSE_TOP_K)
+        if not len(ids):
+            return {}
         # Every text has some cosine with every query (e5's unrelated pairs sit
         # around 0.7-0.8): only the near neighbours of the best match count as
         # relevant by meaning, so an unrelated memory is not let in.
-        floor = float(scores[top[0]]) - DENSE_MARGIN
-        return {int(ids[i]): float(scores[i]) for i in top if scores[i] > 0 and scores[i] >= floor}
+        floor = float(scores[0]) - DENSE_MARGIN
+        return {int(i): float(v) for i, v in zip(ids, scores, strict=True) if v > 0 and v >= floor}
 
     return similarities
 
@@ -146,12 +311,23 @@ def recall_embed_pending(*, workspace_id: str, limit: int = 2000) -> int:
             break
         vectors = provider.embed_documents(_entry_texts(entries))
         with transaction.atomic():
-            for entry, vector in zip(entries, vectors, strict=True):
-                RecallEntry.objects.filter(pk=entry.pk).update(
-                    embedding=embeddings.vector_to_bytes(vector), embedding_model=provider.name)
+            recall_vectors_store([(entry.pk, vector) for entry, vector in zip(entries, vectors, strict=True)],
+                                 model=provider.name)
         done += len(entries)
     return done
 
 
+def recall_vectors_store(pairs: Sequence[tuple[int, np.ndarray]], *, model: str) -> None:
+    """Write each entry's vector (and, with pgvector, its `vector` column)."""
+    if pgvector.has_column():
+        pgvector.vectors_write(pairs, model=model)
+        return
+    for pk, vector in pairs:
+        RecallEntry.objects.filter(pk=pk).update(embedding=embeddings.vector_to_bytes(vector), embedding_model=model)
+
+
 def recall_embeddings_clear(*, entry_ids: Sequence[int]) -> None:
+    if pgvector.has_column():
+        pgvector.vectors_clear(list(entry_ids))
+        return
     RecallEntry.objects.filter(pk__in=list(entry_ids)).update(embedding=None, embedding_model="")

@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -374,47 +373,50 @@ def shortlist(*, workspace_id: str, scope_tokens: Sequence[str], terms: Sequence
         return [Hit(*row) for row in cursor.fetchall()]
 
 
-# BM25's collection statistics move slowly (a few entries per batch against
-# thousands): a process keeps them this long instead of scanning the scopes'
-# entries on every query.
-STATISTICS_TTL_SECONDS = 30.0
-_statistics: dict[tuple, tuple[float, int, float]] = {}
-
-
 def scope_statistics(*, workspace_id: str, scope_tokens: Sequence[str]) -> tuple[int, float]:
-    """(entries, mean length in terms) of the scopes: BM25's N and avgdl."""
-    from django.db.models import Avg, Count
+    """(entries, mean length in terms) of the scopes: BM25's N and avgdl,
+    from the running totals (one indexed statement)."""
+    from memories.recall.stats import scope_states
 
-    key = (workspace_id, tuple(sorted(scope_tokens)))
-    cached = _statistics.get(key)
-    now = time.monotonic()
-    if cached is not None and now - cached[0] < STATISTICS_TTL_SECONDS:
-        return cached[1], cached[2]
-    stats = RecallEntry.objects.filter(workspace_id=workspace_id, scope_token__in=list(scope_tokens)).aggregate(
-        n=Count("id"), avg=Avg("length"))
-    if len(_statistics) > 1000:
-        _statistics.clear()
-    _statistics[key] = (now, stats["n"] or 0, float(stats["avg"] or 0.0))
-    return stats["n"] or 0, float(stats["avg"] or 0.0)
+    return statistics_of(scope_states(workspace_id=workspace_id, scope_tokens=scope_tokens).values())
+
+
+def statistics_of(states) -> tuple[int, float]:
+    states = list(states)
+    n = sum(s.entries for s in states)
+    total = sum(s.total_length for s in states)
+    return n, (total / n if n else 0.0)
+
+
+# Entries counted per term when the shortlist was cut: a term found in more
+# is counted as found in this many. Its idf is then already small (a term in
+# 20,000 of the scopes' entries is common), and the count's cost stays
+# bounded whatever the scopes hold.
+DOCUMENT_COUNT_CAP = 20000
 
 
 def term_document_counts(*, workspace_id: str, scope_tokens: Sequence[str], terms: Sequence[str]) -> dict[str, int]:
-    """Exact document frequency of each term in the scopes (used when the
-    shortlist was cut and cannot count them itself)."""
-    counts: dict[str, int] = {}
+    """Document frequency of each term in the scopes (used when the shortlist
+    was cut and cannot count them itself): one statement for every term, each
+    count capped at DOCUMENT_COUNT_CAP."""
+    if not terms:
+        return {}
     with default_connection.cursor() as cursor:
-        for term in terms:
-            if default_connection.vendor == "postgresql":
-                cursor.execute(
-                    f"SELECT count(*) FROM {ENTRY_TABLE} e WHERE e.workspace_id = %s AND e.scope_token = ANY(%s) "
-                    "AND to_tsvector('simple', e.terms) @@ to_tsquery('simple', %s)",
-                    [workspace_id, list(scope_tokens), term],
-                )
-            else:
-                match = "scope_token : (" + " OR ".join(f'"{t}"' for t in scope_tokens) + f') AND terms : "{term}"'
-                cursor.execute(f"SELECT count(*) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s", [match])
-            counts[term] = cursor.fetchone()[0]
-    return counts
+        if default_connection.vendor == "postgresql":
+            part = (f"(SELECT count(*) FROM (SELECT 1 FROM {ENTRY_TABLE} e WHERE e.workspace_id = %s "
+                    "AND e.scope_token = ANY(%s) AND to_tsvector('simple', e.terms) @@ to_tsquery('simple', %s) "
+                    "LIMIT %s) c)")
+            params: list[Any] = []
+            for term in terms:
+                params += [workspace_id, list(scope_tokens), term, DOCUMENT_COUNT_CAP]
+        else:
+            part = (f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s LIMIT %s))")
+            scopes = "scope_token : (" + " OR ".join(f'"{t}"' for t in scope_tokens) + ")"
+            params = []
+            for term in terms:
+                params += [f'{scopes} AND terms : "{term}"', DOCUMENT_COUNT_CAP]
+        cursor.execute("SELECT " + ", ".join([part] * len(terms)), params)
+        return dict(zip(terms, cursor.fetchone(), strict=True))
 
 
 def entries_by_ids(ids: Iterable[int]) -> list[Hit]:

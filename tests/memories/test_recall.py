@@ -325,10 +325,8 @@ def test_dense_vectors_find_evidence_that_shares_no_word_with_the_query(api, wor
     # ride in on it.
     unrelated = memory_item_create(workspace=workspace, actor=Actor.for_api_key("k"), scope="chat",
                                    scope_id="zh-dense", type="fact", content="The user prefers aisle seats")
+    # The cached scope takes the new vector at once (appended, not reloaded).
     recall_embed_pending(workspace_id=workspace.pk)
-    from memories.recall import dense
-
-    dense._cache.clear()  # the new vector, now rather than after the matrix's freshness window
     wide = _context(api, "zh-dense", query=query, max_messages=0, memory_token_budget=400)
     assert stored[1].pk in _covered(wide)
     assert unrelated.pk not in {e["id"] for e in wide["memory"]["injected"]}
