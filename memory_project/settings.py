@@ -165,6 +165,14 @@ else:
             conn_health_checks=env_bool("DB_CONN_HEALTH_CHECKS", False),
         )
     }
+    if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        # pgvector's HNSW search (memories/recall/pgvector.py), set once per
+        # connection: a candidate list of 400 for fusion's 200 neighbours, and
+        # (pgvector 0.8+) a scan that goes on until enough rows pass the
+        # workspace and scope filter. Harmless where pgvector is absent; an
+        # older pgvector logs that it ignores the second.
+        DATABASES["default"].setdefault("OPTIONS", {})["options"] = (
+            f"-c hnsw.ef_search={env_int('PGVECTOR_EF_SEARCH', 400)} -c hnsw.iterative_scan=relaxed_order")
 # The hot statements (an append, a page of messages) run as server-side
 # prepared statements (`memory_project.db.prepared_cursor`): planning them
 # cost twice what running them did. Off for a pooler that cannot carry

@@ -20,7 +20,6 @@ provider and fills the column of entries embedded before it existed.
 from __future__ import annotations
 
 import logging
-import weakref
 from collections.abc import Sequence
 
 import numpy as np
@@ -31,10 +30,6 @@ logger = logging.getLogger(__name__)
 
 ENTRY_TABLE = "memories_recallentry"
 COLUMN = "embedding_vector"
-# HNSW's candidate list per search: at least the neighbours wanted (fusion
-# takes 200), with headroom so that the scope filter, applied to what the
-# graph yields, leaves enough (pgvector's maximum is 1,000).
-EF_SEARCH = 400
 # Entries whose column is filled per statement when the index is first made.
 BACKFILL_CHUNK = 1000
 
@@ -164,30 +159,18 @@ def nearest(*, workspace_id: str, scope_tokens: Sequence[str], model: str, query
     """(entry ids, cosines) of the `limit` entries of these scopes nearest to
     `query` (unit length), best first: one statement. The planner takes the
     HNSW index for a large scope and the scopes' btree range (an exact
-    search) for small ones."""
+    search) for small ones. HNSW's settings come with the connection (see
+    DATABASES in the settings)."""
     dims = int(query.shape[0])
     literal = vector_literal(query)
     with default_connection.cursor() as cursor:
-        _ef_search(cursor)
         cursor.execute(
             f"SELECT id, 1 - ({_cast(dims)} <=> %s::vector({dims})) FROM {ENTRY_TABLE} "
             f"WHERE workspace_id = %s AND scope_token = ANY(%s) AND embedding_model = %s "
             f"AND vector_dims({COLUMN}) = {dims} ORDER BY {_cast(dims)} <=> %s::vector({dims}) LIMIT %s",
             [literal, workspace_id, list(scope_tokens), model, literal, limit])
-        rows = cursor.fetchall()
+        # A relaxed iterative scan may yield near-ties out of order.
+        rows = sorted(cursor.fetchall(), key=lambda row: -row[1])
     ids = np.array([row[0] for row in rows], dtype=np.int64)
     scores = np.array([row[1] for row in rows], dtype=np.float32)
     return ids, scores
-
-
-_ef_set: weakref.WeakSet = weakref.WeakSet()
-
-
-def _ef_search(cursor) -> None:
-    # A session setting, sent once per database connection (connections are
-    # kept between requests).
-    raw = cursor.connection
-    if raw in _ef_set:
-        return
-    cursor.execute("SELECT set_config('hnsw.ef_search', %s, false)", [str(EF_SEARCH)])
-    _ef_set.add(raw)
