@@ -20,6 +20,7 @@ SUITE = ["tests/memories/test_pgvector.py", "tests/memories/test_recall_vectors.
 
 
 @pytest.mark.postgres
+@pytest.mark.slow
 def test_dense_recall_on_postgresql_with_pgvector():
     with pgvector_server() as url:
         env = {**os.environ, "DATABASE_URL": url, "PGVECTOR_REQUIRED": "1",
