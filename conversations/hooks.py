@@ -77,6 +77,9 @@ class MessagesAppended:
     pending_tokens: int
     # The branch's first own floors: nothing was ever appended to it before.
     opens_branch: bool
+    # The messages as stored (`Message` objects, content included), in floor
+    # order: what a receiver needs to index them without reading them back.
+    messages: tuple = ()
 
     @property
     def floors(self) -> int:

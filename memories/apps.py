@@ -39,8 +39,15 @@ class MemoriesConfig(AppConfig):
         post_migrate.connect(_ensure_search_index, sender=self, dispatch_uid="memories_search_index")
         # What the memory pipeline learns from conversations, after each commit.
         from conversations import hooks
+        from memories.recall.index import passages_note_appended
         from memories.services.scopes import scope_note_appended, scope_note_conversation_deleted
 
+        # Searchable at once: an appended message's passages are in the
+        # recall index right after the append commits (one INSERT), long
+        # before the extraction that reads its floor.
+        hooks.messages_appended.connect(
+            _receiver(passages_note_appended), weak=False, dispatch_uid="memories_passages_appended"
+        )
         hooks.messages_appended.connect(
             _receiver(scope_note_appended), weak=False, dispatch_uid="memories_appended"
         )

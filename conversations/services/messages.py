@@ -361,6 +361,7 @@ def _announce(
             pending_floors=max(counters.next_floor_no - 1 - counters.processed_floor_no, 0),
             pending_tokens=max(counters.appended_tokens - counters.processed_tokens, 0),
             opens_branch=first_floor == counters.fork_floor_no + 1,
+            messages=tuple(rows),
         ),
     )
 

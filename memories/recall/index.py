@@ -210,6 +210,20 @@ def passage_entries_rebuild(*, workspace_id: str, messages: Sequence[IndexedMess
     if not messages:
         return 0
     passage_entries_delete(workspace_id=workspace_id, message_ids=[m.pk for m in messages])
+    return passage_entries_add(workspace_id=workspace_id, messages=messages, conversation_id=conversation_id)
+
+
+def passages_note_appended(*, event) -> None:
+    """Receiver of `conversations.hooks.messages_appended` (after the append
+    commits): the new messages' passages, in one INSERT (nothing of theirs
+    can be indexed yet). Their vectors come with the pipeline's."""
+    passage_entries_add(workspace_id=event.workspace_id, messages=event.messages,
+                        conversation_id=event.conversation_id)
+
+
+def passage_entries_add(*, workspace_id: str, messages: Sequence[IndexedMessage],
+                        conversation_id: int | None = None) -> int:
+    """Index the passages of messages that have none: one multi-row INSERT."""
     rows = []
     for message in messages:
         if message.role not in {"user", "assistant"}:

@@ -79,7 +79,7 @@ def test_a_batch_of_100_costs_what_one_message_costs(workspace, django_assert_nu
     assert list(Message.objects.order_by("floor_no").values_list("content", flat=True))[1:] == [f"m{i}" for i in range(100)]
 
 
-def test_nothing_runs_after_commit_below_the_threshold(workspace, django_capture_on_commit_callbacks):
+def test_only_the_passages_are_written_after_commit_below_the_threshold(workspace, django_capture_on_commit_callbacks):
     message_append(workspace=workspace, external_id="c", role="user", content="opens the branch")
     with override_settings(MEMORY_EXTRACT_MIN_FLOORS=6, MEMORY_EXTRACT_MIN_TOKENS=100_000):
         for n in range(2, 6):
@@ -88,7 +88,9 @@ def test_nothing_runs_after_commit_below_the_threshold(workspace, django_capture
             with CaptureQueriesContext(connection) as ctx:
                 for callback in callbacks:
                     callback()
-            assert ctx.captured_queries == [], f"append {n} ran a second transaction"
+            # The message's passages, searchable at once: one INSERT, nothing else.
+            assert _statements(ctx) == ["INSERT"], f"append {n}: {ctx.captured_queries}"
+            assert "memories_recallentry" in ctx.captured_queries[0]["sql"]
         assert not MemoryJob.objects.exists()
         # The sixth floor crosses the threshold: one job, queued after commit.
         with django_capture_on_commit_callbacks(execute=True):
@@ -129,7 +131,7 @@ def test_a_doubling_backlog_whose_job_still_waits_costs_one_lookup(workspace, dj
         with CaptureQueriesContext(connection) as ctx:
             for callback in callbacks:
                 callback()
-        assert _statements(ctx) == ["SELECT"]
+        assert _statements(ctx) == ["INSERT", "SELECT"]  # the passages, then the look-up of the waiting job
         # Dispatched long enough ago that its message may be lost: sent again.
         long_ago = timezone.now() - PENDING_REDISPATCH_AFTER - timedelta(seconds=1)
         MemoryJob.objects.filter(pk=job.pk).update(updated_at=long_ago)

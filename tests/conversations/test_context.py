@@ -213,3 +213,28 @@ def test_unknown_conversation_or_branch_is_404(api, other_api, workspace):
     assert api.post(_url("nope"), {}, format="json").status_code == 404
     assert api.post(_url("c1"), {"branch": "ghost"}, format="json").status_code == 404
     assert other_api.post(_url("c1"), {}, format="json").status_code == 404
+
+
+def test_a_message_is_found_right_after_its_append_with_no_job_run(api, workspace, django_capture_on_commit_callbacks):
+    """The last floors of a conversation are below every extraction
+    threshold: no job reads them, yet the append put their passages in the
+    recall index as it committed."""
+    from memories.models import MemoryJob, RecallEntry
+
+    turns = [("user", "Did you see the game last night?"), ("assistant", "I did, what a finish."),
+             ("user", "My cousin John adopted a dog last week."), ("assistant", "How lovely! What is the dog's name?"),
+             ("user", "Their name is Luna."), ("assistant", "Luna is a sweet name."),
+             ("user", "Anyway, back to planning the weekend."), ("assistant", "Sure, what do you have in mind?")]
+    with override_settings(MEMORY_EXTRACT_MIN_FLOORS=1000, MEMORY_EXTRACT_MIN_TOKENS=1_000_000), \
+            django_capture_on_commit_callbacks(execute=True):
+        for role, content in turns:
+            response = api.post("/v1/conversations/fresh/messages", {"role": role, "content": content}, format="json")
+            assert response.status_code == 201, response.content
+    assert not MemoryJob.objects.exists()
+    luna = Message.objects.get(content="Their name is Luna.")
+    assert RecallEntry.objects.filter(message_id=luna.pk).exists()
+    data = api.post(_url("fresh"), {"query": "What is the name of the dog? Luna?", "max_messages": 2},
+                    format="json").json()["data"]
+    injected = data["memory"]["injected"]
+    assert luna.pk in {entry.get("source_message_id") for entry in injected}, injected
+    assert "Their name is Luna." in data["system"]

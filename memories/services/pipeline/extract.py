@@ -11,7 +11,7 @@ from memories.extraction.types import ExtractionInput, ExtractionResult, KnownFa
 from memories.llm import get_provider
 from memories.llm.tokens import content_text, count_tokens
 from memories.models import JobKind, MemoryItem, MemoryJob, MemoryType, MemoryVersion, Scope, ScopeState
-from memories.recall.index import passage_entries_rebuild, passages_indexed
+from memories.recall.index import passage_entries_add, passages_indexed
 from memories.services.jobs import job_progress, memory_job_checkpoint
 from memories.services.pipeline.writes import BatchWrites, Destination, destination_for, live_items, write_batch
 from memories.services.scopes import lock_scope_state, parse_branch_scope_id, scope_refresh_totals
@@ -337,15 +337,14 @@ def extract_run(job: MemoryJob) -> dict:
 
 
 def _index_passages(workspace_id: int, branch, conversation_id: int, messages) -> None:
-    """Index the batch's messages as recall passages. A fork reads its
-    parent's floors too; those are the parent's and are indexed once, so only
-    the ones not indexed yet are added here."""
-    own = [m for m in messages if m.branch_id == branch.pk]
-    inherited = [m for m in messages if m.branch_id != branch.pk]
-    if inherited:
-        indexed = passages_indexed(workspace_id=workspace_id, message_ids=[m.pk for m in inherited])
-        own += [m for m in inherited if m.pk not in indexed]
-    passage_entries_rebuild(workspace_id=workspace_id, messages=own, conversation_id=conversation_id)
+    """Index the batch's messages as recall passages, those not indexed yet:
+    an append indexes its messages as it commits (the index keeps them in
+    step with edits from then on), so this adds only what that missed (a
+    receiver that failed, messages appended before it existed). A fork reads
+    its parent's floors too; those are the parent's, indexed once."""
+    indexed = passages_indexed(workspace_id=workspace_id, message_ids=[m.pk for m in messages])
+    passage_entries_add(workspace_id=workspace_id, messages=[m for m in messages if m.pk not in indexed],
+                        conversation_id=conversation_id)
 
 
 def _after_extraction(job: MemoryJob, state: ScopeState) -> None:
