@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from memories.extraction.injected import strip_injected
 from memories.extraction.text import parse_turn_prefix
 from memories.extraction.types import Turn
 
@@ -49,7 +50,9 @@ _CASUAL = re.compile(
 def prepare_turns(turns: list[Turn]) -> list[Turn]:
     """The batch's conversation turns (user and assistant; tool calls, tool
     results and system prompts are not conversation content) with client
-    prefixes stripped into `speaker` and `time_text`.
+    prefixes stripped into `speaker` and `time_text`, and without what the
+    service itself injected into a prompt (`injected`): a turn that held only
+    that is no turn.
 
     A timed prefix ("[7:31 pm] Nate:") is always one. A bare "Nate:" is taken
     as a speaker only when such prefixes run through the batch (two turns or
@@ -60,6 +63,11 @@ def prepare_turns(turns: list[Turn]) -> list[Turn]:
     for turn in turns:
         if turn.role not in CONVERSATION_ROLES:
             continue
+        text = strip_injected(turn.text)
+        if text is not turn.text:
+            if not text.strip():
+                continue
+            turn = dataclasses.replace(turn, text=text)
         speaker, time_text, body = parse_turn_prefix(turn.text)
         if speaker and not time_text:
             bare += 1
