@@ -31,7 +31,9 @@ import {
   type PendingWrite,
   type SearchItem,
   type SerializerProtocol,
+  TASKS,
   WRITES_IDX_MAP,
+  maxChannelVersion,
   validateNamespace,
 } from "@langchain/langgraph-checkpoint";
 
@@ -49,22 +51,46 @@ function configurableOf(config: RunnableConfig | undefined): Json {
   return (config?.configurable ?? {}) as Json;
 }
 
+const threadKey = (threadId: string, ns: string) => `${threadId}\0${ns}`;
+
 export class MemoryCheckpointSaver extends BaseCheckpointSaver<string> {
   readonly #config: ClientConfig;
+  // The channel versions whose values this saver has stored or read, per
+  // thread and namespace ("channel\0version"). A put stores the values of the
+  // channels it was given new versions for and of those already stored at
+  // the same version, as LangGraph's savers that keep one blob per channel
+  // version do: a value no put ever stored is not made up by a later one.
+  readonly #stored = new Map<string, Set<string>>();
 
   constructor(config: ClientConfig, options: { serde?: SerializerProtocol } = {}) {
     super(options.serde);
     this.#config = config;
   }
 
+  #storedIn(threadId: string, ns: string): Set<string> {
+    const key = threadKey(threadId, ns);
+    let stored = this.#stored.get(key);
+    if (!stored) this.#stored.set(key, (stored = new Set()));
+    return stored;
+  }
+
+  async #writes(data: Json): Promise<[string, string, unknown][]> {
+    return Promise.all(
+      (data.pending_writes ?? []).map(async (write: Json) => [
+        write.task_id, write.channel, await this.serde.loadsTyped(write.type, unb64(write.value)),
+      ] as [string, string, unknown]),
+    );
+  }
+
   async #tuple(data: Json): Promise<CheckpointTuple> {
     const { thread_id: threadId, checkpoint_ns: ns, parent_checkpoint_id: parent } = data;
     const checkpoint = (await this.serde.loadsTyped(data.type, unb64(data.checkpoint))) as Checkpoint;
-    const pendingWrites = await Promise.all(
-      (data.pending_writes ?? []).map(async (write: Json) => [
-        write.task_id, write.channel, await this.serde.loadsTyped(write.type, unb64(write.value)),
-      ]),
-    );
+    const pendingWrites = await this.#writes(data);
+    if (checkpoint.v < 4 && parent) await this.#migratePendingSends(checkpoint, threadId, ns, parent);
+    const stored = this.#storedIn(threadId, ns);
+    for (const channel of Object.keys(checkpoint.channel_values ?? {})) {
+      stored.add(`${channel}\0${checkpoint.channel_versions?.[channel]}`);
+    }
     return {
       config: { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: data.checkpoint_id } },
       checkpoint,
@@ -74,8 +100,25 @@ export class MemoryCheckpointSaver extends BaseCheckpointSaver<string> {
     };
   }
 
+  /** Checkpoints before format 4 kept the sends of a step as writes to its
+   * parent: they become the `TASKS` channel's value, as LangGraph's savers migrate them. */
+  async #migratePendingSends(checkpoint: Checkpoint, threadId: string, ns: string, parent: string): Promise<void> {
+    const data = await this.#config.run({
+      method: "GET", path: "langgraph_checkpoints/tuple", params: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: parent },
+    });
+    const sends = data ? (await this.#writes(data)).filter(([, channel]) => channel === TASKS).map(([, , value]) => value) : [];
+    if (!sends.length) return;
+    checkpoint.channel_values = { ...checkpoint.channel_values, [TASKS]: sends };
+    const versions = Object.values(checkpoint.channel_versions ?? {});
+    checkpoint.channel_versions = {
+      ...checkpoint.channel_versions,
+      [TASKS]: versions.length ? maxChannelVersion(...versions) : this.getNextVersion(undefined),
+    };
+  }
+
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     const configurable = configurableOf(config);
+    if (configurable.thread_id === undefined) return undefined;
     const data = await this.#config.run({
       method: "GET", path: "langgraph_checkpoints/tuple",
       params: {
@@ -112,12 +155,19 @@ export class MemoryCheckpointSaver extends BaseCheckpointSaver<string> {
   // A put is an upsert by (thread, namespace, id); regular writes are
   // insert-or-ignore and special ones overwrite: every save is safe to retry.
 
-  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, _newVersions: ChannelVersions): Promise<RunnableConfig> {
+  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
     const configurable = configurableOf(config);
     const threadId = configurable.thread_id;
     if (threadId === undefined) throw new Error('Failed to put checkpoint: the config has no "thread_id" in "configurable".');
     const ns = configurable.checkpoint_ns ?? "";
-    const [type, data] = await this.serde.dumpsTyped(checkpoint);
+    const stored = this.#storedIn(threadId, ns);
+    for (const [channel, version] of Object.entries(newVersions)) stored.add(`${channel}\0${version}`);
+    const values = Object.fromEntries(
+      Object.entries(checkpoint.channel_values ?? {}).filter(
+        ([channel]) => stored.has(`${channel}\0${checkpoint.channel_versions?.[channel]}`),
+      ),
+    );
+    const [type, data] = await this.serde.dumpsTyped({ ...checkpoint, channel_values: values });
     await this.#config.run({
       method: "POST", path: "langgraph_checkpoints", parse: nothing, retry: true,
       json: {
@@ -149,6 +199,7 @@ export class MemoryCheckpointSaver extends BaseCheckpointSaver<string> {
   }
 
   async deleteThread(threadId: string): Promise<void> {
+    for (const key of this.#stored.keys()) if (key.startsWith(`${threadId}\0`)) this.#stored.delete(key);
     await this.#config.run({
       method: "POST", path: "langgraph_checkpoints/delete_thread", json: { thread_id: String(threadId) }, parse: nothing, retry: true,
     });
