@@ -19,7 +19,7 @@ PYTEST_WORKERS ?= 2
 # Where the embedded mode keeps its files (the settings read MEMORY_VAR_DIR too).
 VAR ?= $(or $(MEMORY_VAR_DIR),var)
 
-.PHONY: run test test-quick test-sqlite test-postgres venv migrate browser-deps bench lint clean
+.PHONY: run test test-quick test-sqlite test-postgres venv node-deps migrate browser-deps bench lint clean
 
 $(RUN_STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,18 @@ $(DEV_STAMP): $(RUN_STAMP) requirements-dev.txt
 	touch $(DEV_STAMP)
 
 venv: $(DEV_STAMP)
+
+# The Node package's dependencies, from its committed lock file (`npm ci`
+# builds the package too, through its `prepare` script); again only when the
+# lock file changes. The suite runs its tests (tests/memory_client_node/).
+NODE_PACKAGE := memory-client-node
+NODE_STAMP := $(NODE_PACKAGE)/node_modules/.installed
+
+$(NODE_STAMP): $(NODE_PACKAGE)/package-lock.json
+	cd $(NODE_PACKAGE) && npm ci --no-audit --no-fund --loglevel=error
+	touch $(NODE_STAMP)
+
+node-deps: $(NODE_STAMP)
 
 migrate: $(RUN_STAMP)
 	@$(PY) manage.py migrate --noinput
@@ -65,15 +77,15 @@ test: venv browser-deps lint test-sqlite test-postgres
 test-quick: venv
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -p no:cacheprovider -m "not slow" $(PYTEST_ARGS)
 
-test-sqlite: venv
+test-sqlite: venv node-deps
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -p no:cacheprovider $(PYTEST_ARGS)
 
-test-postgres: venv
+test-postgres: venv node-deps
 	DATABASE_URL=$(PG_URL) SECRET_KEY=test-only-secret-key-not-for-production \
 	CELERY_BROKER_URL=$(REDIS_URL)/$(REDIS_BROKER_DB) CACHE_URL=$(REDIS_URL)/$(REDIS_CACHE_DB) \
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -p no:cacheprovider $(PYTEST_ARGS)
 
-bench: venv
+bench: venv node-deps
 	for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 lint: venv
