@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import json
 import random
 import weakref
 from collections.abc import AsyncIterator, Generator, Iterator, Sequence
 from typing import Any
 
+from langchain_core.load.mapping import _JS_SERIALIZABLE_MAPPING, SERIALIZABLE_MAPPING
+from langchain_core.load.serializable import Serializable
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -31,6 +34,7 @@ from langgraph.checkpoint.base import (
     get_checkpoint_id,
     get_serializable_checkpoint_metadata,
 )
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from memory_client._transport import Call, data_of, nothing
 from memory_client.adapters._connections import Connections
@@ -54,6 +58,39 @@ def _chunks(ops: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 def _is_put(op: dict[str, Any]) -> bool:
     # LangGraph's next put waits for this one; writes wait on nothing.
     return op["op"] == "put"
+
+
+# A LangChain object's import path -> the id LangGraph.js knows it by.
+_JS_IDS = {path: list(js_id) for js_id, path in _JS_SERIALIZABLE_MAPPING.items()}
+
+
+def _js_default(value: Any) -> Any:
+    if isinstance(value, Serializable):
+        data = value.to_json()
+        if data.get("type") == "constructor":
+            path = SERIALIZABLE_MAPPING.get(tuple(data["id"]), tuple(data["id"]))
+            data = {**data, "id": _JS_IDS.get(tuple(path), data["id"])}
+        return data
+    if isinstance(value, set | frozenset):
+        return {"lc": 2, "type": "constructor", "id": ["Set"], "method": None, "args": [list(value)], "kwargs": {}}
+    if hasattr(value, "model_dump"):
+        return value.model_dump()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    raise TypeError(f"{type(value).__name__} cannot be written as LangGraph.js JSON")
+
+
+class LangGraphJsonSerializer(JsonPlusSerializer):
+    """Writes checkpoints as LangGraph.js's `JsonPlusSerializer` does (type
+    `json`, LangChain objects under their JS ids) and reads both languages'.
+    A thread shared between a Python and a Node checkpointer is written with
+    it on the Python side (`langgraph_checkpointer_for(serde=LangGraphJsonSerializer())`):
+    the default Python serializer writes msgpack, which LangGraph.js cannot read."""
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        if isinstance(obj, bytes):
+            return "bytes", obj
+        return "json", json.dumps(obj, default=_js_default, ensure_ascii=False).encode()
 
 
 class MemoryCheckpointSaver(BaseCheckpointSaver[str]):
