@@ -9,12 +9,16 @@ import json
 import re
 import uuid
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import START, MessagesState, StateGraph
 
 from memory_client.adapters.langgraph_checkpoint import LangGraphJsonSerializer
 from tests.adapters.deep_agent_process import ScriptedChatModel
 from tests.memory_client_node.conftest import run_node
+
+# Node processes against a live server: minutes, not seconds (`make test-quick` leaves them out).
+pytestmark = pytest.mark.slow
 
 
 def _entry(kind: str, text: str, parent: str | None) -> dict:

@@ -9,6 +9,11 @@ import json
 import os
 import subprocess
 
+import pytest
+
+# Node processes against a live server: minutes, not seconds (`make test-quick` leaves them out).
+pytestmark = pytest.mark.slow
+
 
 def test_node_package_tests_pass(live_server, new_key, node_package):
     files = sorted(path.name for path in (node_package / "test").glob("*.test.mjs"))
