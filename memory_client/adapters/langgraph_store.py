@@ -5,8 +5,8 @@
 as JSON, so operators review LangGraph memories like any other. A whole
 `batch` is one request. TTL (minutes) is kept on the server: reads skip
 expired items and the service's maintenance sweep deletes them.
-Search `query` is lexical (the share of the query's words an item contains);
-the service keeps no embeddings for these items.
+Search `query` ranks by meaning with the embedding model recall uses (by the
+share of the query's words an item contains where that model is off).
 """
 
 from __future__ import annotations

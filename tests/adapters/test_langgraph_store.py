@@ -182,3 +182,22 @@ async def test_async_batch(aclient):
     assert await store.alist_namespaces() == [("a", "b")]
     await store.adelete(("a", "b"), "k")
     assert await store.aget(("a", "b"), "k") is None
+
+
+def test_query_ranks_by_meaning_with_the_embedding_model(store, settings):
+    """With recall's embedding model on, a query finds an item that shares
+    none of its words, and every item comes back, most similar first."""
+    settings.EMBEDDING_PROVIDER = "offline"
+    store.put(("u1", "prefs"), "drink", {"text": "prefers green tea in the morning"})
+    store.put(("u1", "prefs"), "city", {"text": "lives in Lisbon near the river"})
+    store.put(("u1", "trips"), "may", {"text": "flies to Porto on May 3"})
+    found = store.search(("u1",), query="what beverage does the user like to drink")
+    assert [item.key for item in found][0] == "drink"
+    assert len(found) == 3
+    assert found[0].score > found[1].score >= found[2].score
+    # Filters still apply before ranking.
+    assert [item.key for item in store.search(("u1", "trips"), query="what beverage")] == ["may"]
+    # And with the model off, the query is matched by its words.
+    settings.EMBEDDING_PROVIDER = "none"
+    assert [item.key for item in store.search(("u1",), query="green tea")] == ["drink"]
+    assert store.search(("u1",), query="what beverage") == []
