@@ -49,17 +49,28 @@ migrate: $(RUN_STAMP)
 	@$(PY) manage.py migrate --noinput
 
 # The embedded service: SQLite and a file-system Celery broker under var/, a real
-# worker with beat beside the web server. Ctrl-C stops both and waits for them:
-# background jobs of a script ignore SIGINT, so the trap passes a TERM to each
-# (by pid: `kill 0` would signal this shell too and re-enter the trap).
+# worker with beat beside the web server, on http://$(HOST):$(PORT).
+# - A busy port stops the run before anything starts: a second `make run`
+#   must not touch the first one's log, broker or control socket.
+# - gunicorn's control socket is this instance's own (by default every
+#   gunicorn of the user shares ~/.gunicorn/gunicorn.ctl).
+# - Ctrl-C stops both and waits for them: background jobs of a script ignore
+#   SIGINT, so the trap passes a TERM to each (by pid: `kill 0` would signal
+#   this shell too and re-enter the trap). A signal sent to make alone
+#   (`kill -INT <make's pid>`) ends make but not this shell, so a watcher
+#   stops the children once make is gone.
 run: $(RUN_STAMP)
-	@mkdir -p $(VAR)/log
+	@$(PY) -c 'import socket; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("$(HOST)", $(PORT)))' 2>/dev/null \
+	  || { echo "$(HOST):$(PORT) is in use: nothing was started. Choose another port, e.g. make run PORT=8001" >&2; exit 1; }
+	@mkdir -p $(VAR)/log $(VAR)/run
 	@$(PY) manage.py bootstrap_demo --migrate --base-url http://$(HOST):$(PORT) --output $(VAR)/demo-credentials.txt
 	@echo "Starting the Celery worker + beat (log: $(VAR)/log/celery.log) and the web server on http://$(HOST):$(PORT)"
-	@$(VENV)/bin/celery -A memory_project worker -B --concurrency 1 --loglevel INFO >$(VAR)/log/celery.log 2>&1 & worker=$$!; \
-	$(VENV)/bin/gunicorn -c memory_project/gunicorn.conf.py memory_project.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4 --access-logfile - & web=$$!; \
+	@$(VENV)/bin/celery -A memory_project worker -B --concurrency 1 --loglevel INFO >>$(VAR)/log/celery.log 2>&1 & worker=$$!; \
+	$(VENV)/bin/gunicorn -c memory_project/gunicorn.conf.py memory_project.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4 \
+	  --control-socket $(VAR)/run/gunicorn-$(PORT).ctl --access-logfile - & web=$$!; \
+	make_pid=$$PPID; (while kill -0 $$make_pid 2>/dev/null; do sleep 1; done; kill -TERM $$web $$worker 2>/dev/null) & watcher=$$!; \
 	trap 'kill -TERM $$web $$worker 2>/dev/null' INT TERM; \
-	wait $$web; kill -TERM $$worker 2>/dev/null; wait $$worker; wait $$web; echo "Stopped."
+	wait $$web; kill -TERM $$worker 2>/dev/null; wait $$worker; wait $$web; kill $$watcher 2>/dev/null; echo "Stopped."
 
 # Chromium for the admin's browser tests, from Debian's packages (with a CJK
 # font, so screenshots of Chinese memories show text rather than boxes).

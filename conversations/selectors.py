@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from django.db.models import Exists, F, OuterRef, Q, Value
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Value
 from django.db.models.functions import Coalesce, Greatest
 
 from accounts.models import Workspace
@@ -612,3 +612,20 @@ def _holds(value: Any, text: str) -> bool:
     if isinstance(value, dict):
         return any(_holds(element, text) for element in value.values())
     return False
+
+
+def conversation_message_ids(*, workspace_id: str, external_id: str | None = None,
+                             user_id: str | None = None) -> QuerySet:
+    """The ids of the messages of one conversation (`external_id`) or of all
+    of a user's conversations (`user_id`), as a subquery for a filter."""
+    messages = Message.objects.filter(workspace_id=workspace_id)
+    if external_id is not None:
+        messages = messages.filter(conversation__external_id=external_id)
+    if user_id is not None:
+        messages = messages.filter(conversation__user_id=user_id)
+    return messages.values("id")
+
+
+def user_conversation_ids(*, workspace_id: str, user_id: str) -> QuerySet:
+    """The business ids of a user's conversations, as a subquery for a filter."""
+    return Conversation.objects.filter(workspace_id=workspace_id, user_id=user_id).values("external_id")

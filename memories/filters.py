@@ -7,13 +7,17 @@ invalid; selectors turn that into a 400.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 
 import django_filters
 from django import forms
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
+from conversations.selectors import conversation_message_ids, user_conversation_ids
 from memories.models import (
+    MAX_SCOPE_ID_CHARS,
     LifecycleStatus,
     MemoryEdge,
     MemoryItem,
@@ -27,6 +31,7 @@ from memories.models import (
 )
 from memories.search import search_filter
 from memories.services.item_rules import REPORTED_PENDING, STATUS_INPUTS
+from memory_project.errors import ValidationError
 
 # 9999-12-31T23:59:59.999Z: the largest instant a datetime can hold.
 MAX_TIMESTAMP_MS = 253_402_300_799_999
@@ -34,6 +39,19 @@ MAX_Q_CHARS = 1000
 # Filters that pick few rows through an index of their own: a search combined
 # with one of them is checked on those rows only (memories.search).
 SELECTIVE_FILTERS = ("scope_id", "fact_key", "source_floor_id", "source_message_id", "source_job_id", "store_id")
+
+
+# Query parameters every list takes besides its filters.
+PAGING_PARAMS = ("limit", "offset", "format")
+
+
+def check_known_params(params: Mapping[str, object], filterset_class, extra: Iterable[str] = ()) -> None:
+    """An unknown query parameter is a 400, never silently ignored: a
+    misspelt filter would otherwise widen the list to everything."""
+    known = {*filterset_class.base_filters, *PAGING_PARAMS, *extra}
+    unknown = sorted(name for name in params if name not in known)
+    if unknown:
+        raise ValidationError(f"{unknown[0]}: not a filter of this list (known: {', '.join(sorted(known))}).")
 
 
 class MillisecondsField(forms.IntegerField):
@@ -100,10 +118,38 @@ class MemoryItemFilterSet(_SortedFilterSet):
     confidence_min = django_filters.NumberFilter(field_name="confidence", lookup_expr="gte")
     confidence_max = django_filters.NumberFilter(field_name="confidence", lookup_expr="lte")
     q = django_filters.CharFilter(method="filter_q", max_length=MAX_Q_CHARS)
+    user_id = django_filters.CharFilter(method="filter_user", max_length=MAX_SCOPE_ID_CHARS)
+    include_conversations = django_filters.ChoiceFilter(choices=_choices(["true", "false"]), method="_sort_noop")
+    conversation_id = django_filters.CharFilter(method="filter_conversation", max_length=MAX_SCOPE_ID_CHARS)
 
     class Meta:
         model = MemoryItem
         fields: list[str] = []
+
+    def filter_user(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        # The user's own scope; with `include_conversations`, also what was
+        # derived from that user's conversations (their chat, branch and floor
+        # memories, and any memory made from one of their messages).
+        mine = Q(scope=Scope.USER, scope_id=value)
+        if self.form.cleaned_data.get("include_conversations") == "true":
+            workspace_id = self.request_workspace_id
+            mine |= (Q(source_message_id__in=conversation_message_ids(workspace_id=workspace_id, user_id=value))
+                     | Q(scope=Scope.CHAT, scope_id__in=user_conversation_ids(workspace_id=workspace_id,
+                                                                             user_id=value)))
+        return queryset.filter(mine)
+
+    def filter_conversation(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        # The conversation's own scopes (chat, its branches, its floors) and
+        # the memories made from its messages wherever they were filed (a
+        # user-scope fact learnt in it).
+        messages = conversation_message_ids(workspace_id=self.request_workspace_id, external_id=value)
+        branch_prefix = json.dumps([value], ensure_ascii=False, separators=(",", ":"))[:-1] + ","
+        return queryset.filter(
+            Q(scope=Scope.CHAT, scope_id=value)
+            | Q(scope=Scope.BRANCH, scope_id__startswith=branch_prefix)
+            | Q(scope=Scope.FLOOR, scope_id__in=messages)
+            | Q(source_message_id__in=messages)
+        )
 
     def filter_fact_key(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         # Stored keys are normalized; normalize the query the same way.
@@ -121,6 +167,10 @@ class MemoryItemFilterSet(_SortedFilterSet):
         data = self.form.cleaned_data
         selective = any(data.get(key) for key in SELECTIVE_FILTERS)
         return search_filter(queryset, value, selective_filter=selective, paged=True)
+
+    def __init__(self, *args, workspace_id: str | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.request_workspace_id = workspace_id
 
     def filter_queryset(self, queryset: QuerySet) -> QuerySet:
         data = self.form.cleaned_data

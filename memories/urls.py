@@ -8,7 +8,16 @@ from memories.views.edges import MemoryEdgeViewSet
 from memories.views.items import MemoryItemViewSet
 from memories.views.jobs import MemoryJobViewSet, MemoryScopeViewSet
 
-router = SimpleRouter(trailing_slash=False)
+
+class MemoryRouter(SimpleRouter):
+    """The default routes, plus DELETE on a list route for a viewset with a
+    `destroy_all` action (`DELETE /memories?user_id=...`)."""
+
+    routes = [SimpleRouter.routes[0]._replace(mapping={**SimpleRouter.routes[0].mapping, "delete": "destroy_all"}),
+              *SimpleRouter.routes[1:]]
+
+
+router = MemoryRouter(trailing_slash=False)
 router.register("memories", MemoryItemViewSet, basename="memory-item")
 router.register("memory_edges", MemoryEdgeViewSet, basename="memory-edge")
 router.register("memory_jobs", MemoryJobViewSet, basename="memory-job")

@@ -195,9 +195,29 @@ def set_resources(
 
 
 def list_memories(**params: Any) -> Call:
-    """Filters: scope, scope_id, type, status, lifecycle_status, fact_key, q,
-    importance_min ..., sort_by, sort_order, limit, offset."""
+    """A `Page` of memories. Filters: user_id (with include_conversations),
+    conversation_id, scope, scope_id, type, status, lifecycle_status,
+    fact_key, q, importance_min ..., sort_by, sort_order, limit, offset. An
+    unknown filter is refused (MemoryValidationError), never ignored."""
     return Call("GET", "memories", params=params, parse=_page)
+
+
+def search_memories(*, query: str, user_id: str | None = None, conversation_id: str | None = None,
+                    **params: Any) -> Call:
+    """A `Page` of the memories most relevant to `query` (by meaning and
+    words, as the recall index ranks them), best first, each with its
+    `score`; in a user's scope (`user_id`), a conversation's
+    (`conversation_id`) or `scope` + `scope_id`. Other list filters apply."""
+    return Call("GET", "memories", params={"query": query, "user_id": user_id,
+                                           "conversation_id": conversation_id, **params}, parse=_page)
+
+
+def delete_user_memories(*, user_id: str, include_conversations: bool = False) -> Call:
+    """Delete every memory of a user, following lineage:
+    `{"user_id", "deleted", "ids"}` (the response's `lineage` says what was
+    erased with them). Deleting twice deletes nothing more, so it is retried."""
+    return Call("DELETE", "memories", params={"user_id": user_id, "include_conversations": include_conversations},
+                retry=True)
 
 
 def create_memory(*, scope: str, type: str, content: Any, **fields: Any) -> Call:

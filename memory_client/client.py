@@ -8,6 +8,7 @@ adapter factories. Nothing here imports Django.
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import urllib.request
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -184,20 +185,32 @@ def _config(base_url: str | None, api_key: str | None, **kwargs: Any) -> ClientC
     return ClientConfig(base_url=base_url, api_key=api_key, **kwargs)
 
 
+def _as_method(method: Callable[..., Any], factory: Callable[..., Call]) -> Callable[..., Any]:
+    """`method` under the factory's name, parameters and docstring, but
+    answering what the call returns: `help(client.list_memories)` shows the
+    parameters to pass, not the factory's `-> Call` (the request it builds)."""
+    functools.update_wrapper(method, factory)
+    del method.__wrapped__  # `inspect.signature` would follow it back to the factory
+    signature = inspect.signature(factory)
+    self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    method.__signature__ = signature.replace(parameters=[self_param, *signature.parameters.values()],
+                                             return_annotation=Any)
+    method.__annotations__ = {**{k: v for k, v in factory.__annotations__.items() if k != "return"}, "return": Any}
+    return method
+
+
 def _sync_method(factory: Callable[..., Call]) -> Callable[..., Any]:
-    @functools.wraps(factory)
     def method(self: MemoryClient, **kwargs: Any) -> Any:
         return self._run(factory(**kwargs))
 
-    return method
+    return _as_method(method, factory)
 
 
 def _async_method(factory: Callable[..., Call]) -> Callable[..., Any]:
-    @functools.wraps(factory)
     async def method(self: AsyncMemoryClient, **kwargs: Any) -> Any:
         return await self._run(factory(**kwargs))
 
-    return method
+    return _as_method(method, factory)
 
 
 class _Shared:

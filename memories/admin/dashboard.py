@@ -14,7 +14,8 @@ from accounts.models import Workspace
 from memories.admin import trends
 from memories.admin.filters import compaction_due_q
 from memories.admin.labels import scope_text
-from memories.models import JobStatus, LifecycleStatus, MemoryItem, MemoryJob, MemoryType, ScopeState
+from memories.models import JobStatus, LifecycleStatus, MemoryItem, MemoryJob, MemoryType, RecallEntry, ScopeState
+from memories.recall.embeddings import get_embedding_provider
 
 DUE_SCOPES_SHOWN = 10
 
@@ -32,6 +33,21 @@ def memory_totals(items) -> dict:
         "column_totals": column_totals,
         "grand_total": sum(column_totals),
     }
+
+
+def vector_totals(*, workspace: Workspace | None, request=None) -> dict:
+    """Recall entries with and without a vector of the current model: a
+    workspace whose entries have none ranks by words alone, silently."""
+    provider = get_embedding_provider()
+    entries = RecallEntry.objects.all()
+    if request is not None:
+        entries = scope_queryset(entries, request)
+    if workspace is not None:
+        entries = entries.filter(workspace=workspace)
+    if provider is None:
+        return {"provider": None, "total": 0, "missing": 0}
+    row = entries.order_by().aggregate(total=Count("id"), missing=Count("id", filter=~Q(embedding_model=provider.name)))
+    return {"provider": provider.name, **row}
 
 
 def dashboard_context(*, workspace: Workspace | None, request=None, range_key: str | None = None) -> dict:
@@ -66,6 +82,7 @@ def dashboard_context(*, workspace: Workspace | None, request=None, range_key: s
             .filter(Q(input__gt=0) | Q(output__gt=0))
             .order_by("-input")
         ),
+        "vectors": vector_totals(workspace=workspace, request=request),
         "bars": bars,
         "chart_total": sum(int(bar.value) for bar in bars),
         "job_trend": job_trend,

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Count
 
 from memories.llm.tokens import content_text
 from memories.models import MemoryItem, RecallEntry, RecallKind
@@ -324,6 +325,18 @@ def recall_vectors_store(pairs: Sequence[tuple[int, np.ndarray]], *, model: str)
         return
     for pk, vector in pairs:
         RecallEntry.objects.filter(pk=pk).update(embedding=embeddings.vector_to_bytes(vector), embedding_model=model)
+
+
+def recall_entries_without_vector(*, workspace_id: str | None = None) -> dict[str, int]:
+    """{workspace id: entries without a vector of the current model}, for the
+    workspaces that have any (one grouped query); empty while embeddings are off."""
+    provider = embeddings.get_embedding_provider()
+    if provider is None:
+        return {}
+    entries = RecallEntry.objects.exclude(embedding_model=provider.name)
+    if workspace_id is not None:
+        entries = entries.filter(workspace_id=workspace_id)
+    return dict(entries.order_by().values_list("workspace_id").annotate(n=Count("id")))
 
 
 def recall_embeddings_clear(*, entry_ids: Sequence[int]) -> None:

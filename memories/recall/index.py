@@ -94,16 +94,24 @@ def _indexed(item: MemoryItem) -> bool:
     return item.type != MemoryType.DOCUMENT and item.summary_tier != SummaryTier.MACRO
 
 
-def memory_entries_rebuild(items: Sequence[MemoryItem], *, new: bool = False) -> None:
+def memory_entries_rebuild(items: Sequence[MemoryItem], *, new: bool = False, keep_vectors: bool = False) -> None:
     """(Re)index memory items: one DELETE (none for items just created,
     `new=True`) and one multi-row INSERT. Store documents are not part of a
-    conversation's recall; they have their own search. Called inside the
-    writing transaction."""
+    conversation's recall; they have their own search. With `keep_vectors`,
+    an entry whose memory's content is unchanged keeps its vector (a
+    reindex must not leave the workspace to words alone). Entries left
+    without a vector are embedded after commit (`embedding_queue`). Called
+    inside the writing transaction."""
     items = [item for item in items if _indexed(item)]
     if not items:
         return
+    vectors: dict[str, tuple[str, bytes, str]] = {}
     if not new:
-        RecallEntry.objects.filter(memory_id__in=[item.pk for item in items]).delete()
+        old = RecallEntry.objects.filter(memory_id__in=[item.pk for item in items])
+        if keep_vectors and not _vector_column():
+            vectors = {memory_id: (sha, vector, model) for memory_id, sha, vector, model in old.filter(
+                embedding__isnull=False).values_list("memory_id", "content_sha256", "embedding", "embedding_model")}
+        old.delete()
     floors = _floor_conversation_ids(items[0].workspace_id,
                                      [i.scope_id for i in items if i.scope == Scope.FLOOR])
     rows = []
@@ -118,9 +126,14 @@ def memory_entries_rebuild(items: Sequence[MemoryItem], *, new: bool = False) ->
         else:
             token = memory_scope_token(item.workspace_id, item.scope, item.scope_id)
         terms = analyze(_memory_text(item))
+        sha, vector, model = vectors.get(item.pk, ("", None, ""))
+        if sha != item.content_sha256:
+            vector, model = None, ""
         rows.append((item.workspace_id, RecallKind.MEMORY, token, item.pk, None, None, None, None, 0, 0,
-                     terms_text(terms), len(terms), None, "", item.content_sha256))
+                     terms_text(terms), len(terms), vector, model, item.content_sha256))
     insert_rows(RecallEntry, ENTRY_COLUMNS, rows)
+    if any(row[12] is None for row in rows):
+        embedding_queue(items[0].workspace_id)
 
 
 def memory_entries_sync(items: Sequence[MemoryItem]) -> None:
@@ -202,15 +215,28 @@ class IndexedMessage(Protocol):
 
 
 def passage_entries_rebuild(*, workspace_id: str, messages: Sequence[IndexedMessage],
-                            conversation_id: int | None = None) -> int:
+                            conversation_id: int | None = None, keep_vectors: bool = False) -> int:
     """(Re)index the passages of these messages: one DELETE, one multi-row
     INSERT. System and tool messages are not conversation content. With
     `conversation_id`, every message is of that conversation (rows read
-    without it, such as `MessageRow`s, need not carry it)."""
+    without it, such as `MessageRow`s, need not carry it). With
+    `keep_vectors`, a passage whose span and analysed text are unchanged
+    keeps its vector. Passages are embedded after commit (`embedding_queue`)."""
     if not messages:
         return 0
+    vectors: dict[tuple[str, int, int], tuple[str, bytes, str]] = {}
+    if keep_vectors and not _vector_column():
+        vectors = {(message_id, start, end): (terms, vector, model)
+                   for message_id, start, end, terms, vector, model in RecallEntry.objects.filter(
+                       workspace_id=workspace_id, kind=RecallKind.PASSAGE, message_id__in=[m.pk for m in messages],
+                       embedding__isnull=False).values_list("message_id", "start_char", "end_char", "terms",
+                                                            "embedding", "embedding_model")}
     passage_entries_delete(workspace_id=workspace_id, message_ids=[m.pk for m in messages])
-    return passage_entries_add(workspace_id=workspace_id, messages=messages, conversation_id=conversation_id)
+    added = passage_entries_add(workspace_id=workspace_id, messages=messages, conversation_id=conversation_id,
+                                vectors=vectors)
+    if added:
+        embedding_queue(workspace_id)
+    return added
 
 
 def passages_note_appended(*, event) -> None:
@@ -222,8 +248,12 @@ def passages_note_appended(*, event) -> None:
 
 
 def passage_entries_add(*, workspace_id: str, messages: Sequence[IndexedMessage],
-                        conversation_id: int | None = None) -> int:
-    """Index the passages of messages that have none: one multi-row INSERT."""
+                        conversation_id: int | None = None,
+                        vectors: dict[tuple[str, int, int], tuple[str, bytes, str]] | None = None) -> int:
+    """Index the passages of messages that have none: one multi-row INSERT.
+    `vectors`: kept vectors by (message id, start, end), with the analysed
+    text they were made from (see `passage_entries_rebuild`)."""
+    vectors = vectors or {}
     rows = []
     for message in messages:
         if message.role not in {"user", "assistant"}:
@@ -234,10 +264,50 @@ def passage_entries_add(*, workspace_id: str, messages: Sequence[IndexedMessage]
             if not terms:
                 continue
             of = message.conversation_id if conversation_id is None else conversation_id
+            text_terms = terms_text(terms)
+            kept, vector, model = vectors.get((message.pk, span.start, span.end), ("", None, ""))
+            if kept != text_terms:
+                vector, model = None, ""
             rows.append((workspace_id, RecallKind.PASSAGE, passage_scope_token(of), None, of, message.branch_id,
-                         message.pk, message.floor_no, span.start, span.end, terms_text(terms), len(terms), None,
-                         "", ""))
+                         message.pk, message.floor_no, span.start, span.end, text_terms, len(terms), vector,
+                         model, ""))
     return insert_rows(RecallEntry, ENTRY_COLUMNS, rows)
+
+
+def _vector_column() -> bool:
+    """Whether entries carry a pgvector column too: a kept vector would need
+    it written as well, so there vectors are embedded again instead."""
+    from memories.recall import pgvector
+
+    return pgvector.has_column()
+
+
+def embedding_queue(workspace_id: str) -> None:
+    """Queue the embedding of the workspace's entries without a vector once
+    the writing transaction commits: once per workspace and transaction,
+    whatever wrote the entries (REST, MCP, agent tools, stores, the pipeline,
+    a reindex, an import). Nothing is queued while embeddings are off."""
+    from django.conf import settings
+    from django.db import transaction
+
+    if settings.EMBEDDING_PROVIDER == "none":
+        return
+    connection = transaction.get_connection()
+    # Queued already by this transaction: a callback registered under
+    # savepoints that are all still open (one of a savepoint released or
+    # rolled back belongs to a block that is over).
+    open_savepoints = set(connection.savepoint_ids)
+    if any(getattr(callback, "embeds_workspace", None) == workspace_id and set(sids) <= open_savepoints
+           for sids, callback, *_rest in connection.run_on_commit):
+        return
+
+    def embed() -> None:
+        from memories.tasks import embed_recall_entries_task
+
+        embed_recall_entries_task.delay(workspace_id)
+
+    embed.embeds_workspace = workspace_id
+    transaction.on_commit(embed)
 
 
 def passage_entries_delete(*, workspace_id: str, message_ids: Iterable[str]) -> int:

@@ -110,3 +110,8 @@ def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense=No
         for s in scored.values():
             s.relevance = s.bm25 / top if top else 0.0
     return sorted(scored.values(), key=lambda s: (-s.relevance, -s.bm25, s.hit.id))
+
+
+def is_relevant(scored: Scored) -> bool:
+    """Whether an entry counts as relevant to the query at all."""
+    return scored.relevance > 0

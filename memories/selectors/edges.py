@@ -7,13 +7,14 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from memories.filters import MemoryEdgeFilterSet
+from memories.filters import MemoryEdgeFilterSet, check_known_params
 from memories.models import MemoryEdge
 from memories.selectors.items import filterset_errors
 from memory_project.errors import NotFoundError
 
 
 def memory_edge_list(*, workspace, filters: Mapping[str, Any] | None = None) -> QuerySet[MemoryEdge]:
+    check_known_params(filters or {}, MemoryEdgeFilterSet)
     filterset = MemoryEdgeFilterSet(data=filters or {}, queryset=MemoryEdge.objects.filter(workspace=workspace))
     if not filterset.is_valid():
         raise filterset_errors(filterset)

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from memories.filters import MemoryVersionFilterSet
+from memories.filters import MemoryVersionFilterSet, check_known_params
 from memories.models import MemoryVersion
 from memories.selectors.items import filterset_errors
 from memory_project.errors import NotFoundError
@@ -23,6 +23,7 @@ def memory_item_version_list(
     base = MemoryVersion.objects.filter(workspace=workspace, memory_id=memory_id)
     if not base.exists():
         raise NotFoundError(f"No memory '{memory_id}'.")
+    check_known_params(filters or {}, MemoryVersionFilterSet)
     filterset = MemoryVersionFilterSet(data=filters or {}, queryset=base)
     if not filterset.is_valid():
         raise filterset_errors(filterset)

@@ -68,6 +68,11 @@ ITEM_FILTERS = [
         for name in ("importance_min", "importance_max", "confidence_min", "confidence_max")
     ),
     _q("q", description="case-insensitive substring of content or fact_key, any language"),
+    _q("user_id", description="the user's scope (scope `user`, scope_id = user_id); with include_conversations=true "
+                              "also the memories made from that user's conversations"),
+    _q("include_conversations", OpenApiTypes.BOOL, "with user_id: add the memories of the user's conversations"),
+    _q("conversation_id", description="the conversation's own memories (chat, branch and floor scopes) and the "
+                                      "memories made from its messages wherever they are filed"),
     _q("sort_by", description="created_at | updated_at | importance | confidence"),
     _q("sort_order", description="asc | desc (default desc)"),
 ]
@@ -80,8 +85,32 @@ VERSION_FILTERS = [
     _q("created_at_lte", OpenApiTypes.INT, "ms epoch"),
 ]
 
+# Not a standard action (extend_schema_view does not reach it): the view
+# method carries it as a decorator.
+DESTROY_ALL_SCHEMA = extend_schema(
+    operation_id="memories_delete_for_user",
+    description="Delete every memory of a user (their scope; with include_conversations=true also the memories "
+                "made from their conversations), following lineage: the summaries compacted from them are "
+                "erased too. `user_id` is required.",
+    parameters=[_q("user_id", description="required"), _q("include_conversations", OpenApiTypes.BOOL)],
+    responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description='{"data": {"user_id", "deleted", "ids"}, '
+                                                                      '"lineage": {...}}. ' + LINEAGE),
+               **ERRORS},
+)
+
+
+SEARCH_DESCRIPTION = (
+    "With `query`: a search by meaning and words, ranked by the recall index (BM25 fused with the embedding "
+    "model's similarity), best first, each row with its `score` (relevance, 0-1); only memories in force unless "
+    "`status` / `lifecycle_status` is given, only those at or above the documented relevance threshold. Needs "
+    "`user_id`, `conversation_id` or `scope` (+ `scope_id`). A parameter that is no filter here is a 400."
+)
 ITEM_SCHEMA = {
-    "list": extend_schema(operation_id="memories_list", parameters=[*ITEM_FILTERS, *PAGE], responses=LIST_OK),
+    "list": extend_schema(
+        operation_id="memories_list", description=SEARCH_DESCRIPTION,
+        parameters=[*ITEM_FILTERS, _q("query", description="search text (see the description)"), *PAGE],
+        responses=LIST_OK,
+    ),
     "create": extend_schema(operation_id="memories_create", request=MemoryItemCreateInputSerializer, responses=CREATED),
     "retrieve": extend_schema(operation_id="memories_retrieve", parameters=[MEMORY_ID], responses=OK),
     "partial_update": extend_schema(

@@ -33,7 +33,8 @@ from memories.services.lineage import (
     memory_delete_following_lineage,
     memory_version_redact_following_lineage,
 )
-from memories.views.item_schema import ITEM_SCHEMA
+from memories.services.user_memories import user_memories_delete
+from memories.views.item_schema import DESTROY_ALL_SCHEMA, ITEM_SCHEMA
 from memory_project.api import request_actor, request_workspace
 from memory_project.errors import ValidationError
 
@@ -108,11 +109,41 @@ class MemoryItemViewSet(viewsets.GenericViewSet):
     queryset = MemoryItem.objects.none()
 
     def list(self, request: Request) -> Response:
+        if "query" in request.query_params:
+            return Response(self._search(request))
         queryset = selectors.memory_item_list(workspace=request_workspace(request), filters=request.query_params)
         # With `q` a count would run the search on every match: the page's own
         # lower bound is reported instead (see `paginate`).
         count_total = not request.query_params.get("q")
         return Response(paginate(queryset, request.query_params, MemoryItemOutputSerializer, count_total=count_total))
+
+    def _search(self, request: Request) -> dict[str, Any]:
+        params = request.query_params
+        found = selectors.memory_item_search(workspace=request_workspace(request), filters=params)
+        limit = _int_param(params, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+        offset = _int_param(params, "offset", 0, 0, MAX_OFFSET)
+        page = found[offset:offset + limit]
+        rows = MemoryItemOutputSerializer([item for item, _score in page], many=True).data
+        for row, (_item, score) in zip(rows, page, strict=True):
+            row["score"] = round(score, 4)
+        return {"data": rows, "meta": {"total": len(found), "limit": limit, "offset": offset,
+                                       "has_more": offset + limit < len(found), "total_exact": True}}
+
+    @DESTROY_ALL_SCHEMA
+    def destroy_all(self, request: Request) -> Response:
+        params = request.query_params
+        unknown = sorted(set(params) - {"user_id", "include_conversations"})
+        if unknown:
+            raise ValidationError(f"{unknown[0]}: deleting memories takes user_id and include_conversations only.")
+        include = params.get("include_conversations", "false")
+        if include not in ("true", "false"):
+            raise ValidationError("include_conversations: true or false.")
+        deleted, report = user_memories_delete(
+            workspace=request_workspace(request), actor=request_actor(request), user_id=params.get("user_id"),
+            include_conversations=include == "true",
+        )
+        return Response({"data": {"user_id": params.get("user_id"), "deleted": len(deleted), "ids": deleted},
+                         "lineage": report.as_dict()})
 
     def create(self, request: Request) -> Response:
         data = validated(MemoryItemCreateInputSerializer, request)

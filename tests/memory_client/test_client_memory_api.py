@@ -356,3 +356,28 @@ def test_tool_call_body_and_pages_offsets():
     assert call.json == {"input": {"path": "/a"}, "conversation_id": "c"}
     assert ops.call_store_tool(store_id="s", name="memory_list").json == {"input": {}}
     assert ops.list_store_tools(store_id="s", format="openai").query() == {"format": "openai"}
+
+
+def test_user_filters_search_and_forgetting_a_user(client):
+    seat = client.create_memory(scope="user", scope_id="u-ana", type="fact", content="Ana prefers window seats")
+    client.create_memory(scope="user", scope_id="u-ana", type="fact", content="Ana drinks green tea")
+    client.create_memory(scope="user", scope_id="u-ben", type="fact", content="Ben prefers aisle seats")
+    assert client.list_memories(user_id="u-ana").total == 2
+    with pytest.raises(MemoryValidationError):
+        client.list_memories(usr_id="u-ana")
+    found = client.search_memories(query="window seat", user_id="u-ana")
+    assert found.data[0]["id"] == seat["id"] and found.data[0]["score"] > 0
+    assert all(row["scope_id"] == "u-ana" for row in found.data)
+    gone = client.delete_user_memories(user_id="u-ana")
+    assert gone["deleted"] == 2
+    assert client.list_memories(user_id="u-ana").total == 0 and client.list_memories(user_id="u-ben").total == 1
+
+
+def test_help_shows_what_a_method_takes_and_not_the_request_it_builds():
+    import inspect
+
+    from memory_client import MemoryClient
+
+    signature = inspect.signature(MemoryClient.search_memories)
+    assert list(signature.parameters)[:3] == ["self", "query", "user_id"]
+    assert "Call" not in str(signature) and "Call" not in str(inspect.signature(MemoryClient.list_memories))

@@ -1,5 +1,6 @@
 import sys
 
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.backup import workspace_import
@@ -29,6 +30,11 @@ class Command(BaseCommand):
             raise CommandError(exc.message) from exc
         except OSError as exc:
             raise CommandError(str(exc)) from exc
+        # The recall index is derived: a copy's scope tokens name the new
+        # workspace, and its entries need vectors. Rebuilt (keeping the
+        # vectors the export carried) and embedded here, with progress.
+        call_command("recall_reindex", workspace=result.workspace.id, no_progress=no_progress,
+                     stdout=sys.stderr)
         rows = sum(result.counts.values())
         self.stdout.write(f"{result.workspace.id} {result.workspace.slug}")
         note = f"; not copied: {result.skipped}" if result.skipped else ""

@@ -11,7 +11,7 @@ from memories.extraction.types import ExtractionInput, ExtractionResult, KnownFa
 from memories.llm import get_provider
 from memories.llm.tokens import content_text, count_tokens
 from memories.models import JobKind, MemoryItem, MemoryJob, MemoryType, MemoryVersion, Scope, ScopeState
-from memories.recall.index import passage_entries_add, passages_indexed
+from memories.recall.index import embedding_queue, passage_entries_add, passages_indexed
 from memories.services.jobs import job_progress, memory_job_checkpoint
 from memories.services.pipeline.writes import BatchWrites, Destination, destination_for, live_items, write_batch
 from memories.services.scopes import lock_scope_state, parse_branch_scope_id, scope_refresh_totals
@@ -349,14 +349,14 @@ def _index_passages(workspace_id: int, branch, conversation_id: int, messages) -
 
 def _after_extraction(job: MemoryJob, state: ScopeState) -> None:
     """Compaction as soon as enough micro summaries wait (not only on the
-    maintenance beat), and vectors for what this job indexed."""
+    maintenance beat), and vectors for what this job indexed and for the
+    passages its messages' appends indexed (`index.embedding_queue`, once
+    per transaction)."""
     from memories.services.jobs import memory_job_enqueue
-    from memories.tasks import embed_recall_entries_task
 
     if state.micro_count >= max(1, settings.MEMORY_COMPACT_MIN_MICROS):
         memory_job_enqueue(workspace=job.workspace, kind=JobKind.COMPACT, scope=job.scope, scope_id=job.scope_id)
-    workspace_id = job.workspace_id
-    transaction.on_commit(lambda: embed_recall_entries_task.delay(workspace_id))
+    embedding_queue(job.workspace_id)
 
 
 def machine_written_ids(*, workspace, scope: str, scope_id: str) -> list[str]:
