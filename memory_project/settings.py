@@ -295,6 +295,8 @@ if CELERY_BROKER_URL.startswith("filesystem"):
     for sub in ("queue", "processed", "control"):
         (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# Outside the apps' `tasks` modules: the worker heartbeat behind `/readyz`.
+CELERY_IMPORTS = ("memory_project.readiness",)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
@@ -337,6 +339,12 @@ CELERY_BEAT_SCHEDULE = {
     "memory-idle-extract": {
         "task": "memories.tasks.extract_idle_branches_task",
         "schedule": 60.0,
+    },
+    # Readiness (`/readyz`): a worker that runs this records that it is alive
+    # and consuming; half a minute keeps the heartbeat fresh at no cost.
+    "worker-heartbeat": {
+        "task": "memory_project.readiness.worker_heartbeat_task",
+        "schedule": 30.0,
     },
 }
 

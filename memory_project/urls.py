@@ -7,7 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from memories.mcp.views import McpView
 from memory_project.api import error_body
 from memory_project.middleware import invalid_request_response
-from memory_project.views import favicon, healthz
+from memory_project.views import favicon, healthz, readyz
 
 api_patterns = [
     path("", include("conversations.urls")),
@@ -22,6 +22,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("v1/", include(api_patterns)),
     path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
     path("favicon.ico", favicon, name="favicon"),
     re_path(r"^mcp/?$", McpView.as_view(), name="mcp"),
 ]

@@ -1,6 +1,6 @@
 from django.db import connection
 from django.http import HttpResponse, JsonResponse
-from django.views.decorators.cache import cache_control
+from django.views.decorators.cache import cache_control, never_cache
 from django.views.decorators.http import require_safe
 
 # The console's icon: browsers ask for /favicon.ico on every page, and a 404
@@ -20,6 +20,17 @@ def healthz(request):
         cursor.execute("SELECT 1")
     # What this worker holds of recall vectors, against its limit.
     return JsonResponse({"status": "ok", "recall_vectors": recall_vector_cache_report()})
+
+
+@require_safe
+@never_cache
+def readyz(request):
+    """Readiness: 200 when the database, the broker and a worker answer, else
+    503 with what failed (see `memory_project.readiness`)."""
+    from memory_project.readiness import readiness_report
+
+    report = readiness_report()
+    return JsonResponse(report, status=200 if report["status"] == "ready" else 503)
 
 
 @require_safe

@@ -12,7 +12,8 @@ from django.urls import reverse
 
 from memories.models import MemoryItem, RecallEntry
 from memories.recall.embeddings import get_embedding_provider
-from tests.memories.pipeline_helpers import append_all, eager_celery
+from tests.factories import append_messages
+from tests.memories.pipeline_helpers import eager_celery
 
 pytestmark = pytest.mark.django_db
 
@@ -59,7 +60,7 @@ def _conversation(workspace, django_capture_on_commit_callbacks):
     messages = [{"role": "user", "content": f"Note {i}: the meeting room on floor {i} has a projector."}
                 for i in range(6)]
     with eager_celery(), django_capture_on_commit_callbacks(execute=True):
-        append_all(workspace, "notes", messages)
+        append_messages(workspace, "notes", messages)
 
 
 def test_recall_reindex_keeps_vectors_and_embeds_what_has_none(workspace, embeddings_on, capsys,

@@ -11,6 +11,7 @@ gunicorn with the project's config, answers in the JSON error shape."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -23,7 +24,6 @@ from tests.factories import WorkspaceFactory, make_api_key
 from tests.web_server import gunicorn
 
 README = Path(settings.BASE_DIR) / "README.md"
-README_ADDRESS = "http://127.0.0.1:8000"
 README_CREDENTIALS = "var/demo-credentials.txt"
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -32,6 +32,15 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def tour_blocks() -> list[str]:
     blocks = re.findall(r"^```sh\n(.*?)^```", README.read_text(), flags=re.M | re.S)
     return [block for block in blocks if not re.search(r"^make (run|test)\b", block, flags=re.M)]
+
+
+def test_the_readme_says_how_to_run_review_and_probe_it():
+    text = README.read_text()
+    for needed in ("make run PORT=", "HOST", "/healthz", "/readyz", "--requires-review", "Requires review",
+                   "docs/operations.md", "o200k_base"):
+        assert needed in text, needed
+    operations = Path(settings.BASE_DIR) / "docs" / "operations.md"
+    assert "gunicorn_h1c" in operations.read_text() and "gunicorn_h1c" not in text
 
 
 def test_the_readme_has_a_tour():
@@ -43,19 +52,29 @@ def test_the_readme_has_a_tour():
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="the tour uses curl")
 def test_readme_tour_runs_against_a_live_server(live_server, tmp_path):
+    """On whatever port the server has: the tour reads HOST and PORT, as
+    `make run` takes them, and hard-codes no address."""
+    from urllib.parse import urlsplit
+
+    from memory_project.readiness import heartbeat_record
+
+    heartbeat_record()  # the worker's, which the tour's readiness check asks for
     workspace = WorkspaceFactory(name="Demo", slug="demo")
     raw_key = make_api_key(workspace, name="demo")
     credentials = tmp_path / "demo-credentials.txt"
     credentials.write_text(f"Workspace:  Demo ({workspace.pk})\nAPI key:    {raw_key}\n")
     script = "\n".join(tour_blocks())
-    script = script.replace(README_CREDENTIALS, str(credentials)).replace(README_ADDRESS, live_server.url)
+    assert "127.0.0.1:8000" not in script.replace("${PORT:-8000}", "")
+    script = script.replace(README_CREDENTIALS, str(credentials))
+    address = urlsplit(live_server.url)
     prelude = (
         "set -euo pipefail\nshopt -s inherit_errexit\n"
         # Any HTTP error fails the step (and so the tour), body still shown.
         "curl() { command curl --fail-with-body --max-time 30 \"$@\"; }\n"
     )
     result = subprocess.run(
-        ["bash", "-c", prelude + script], capture_output=True, text=True, timeout=300, cwd=tmp_path
+        ["bash", "-c", prelude + script], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        env={**os.environ, "HOST": address.hostname, "PORT": str(address.port)},
     )
     assert result.returncode == 0, f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-3000:]}"
     out = result.stdout

@@ -31,10 +31,11 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(str(exc)) from exc
         # The recall index is derived: a copy's scope tokens name the new
-        # workspace, and its entries need vectors. Rebuilt (keeping the
-        # vectors the export carried) and embedded here, with progress.
+        # workspace, so a copy's index is rebuilt (keeping the vectors the
+        # export carried); a restore's is the original's. Either way what has
+        # no vector is embedded here, with progress.
         call_command("recall_reindex", workspace=result.workspace.id, no_progress=no_progress,
-                     stdout=sys.stderr)
+                     embed_only=into is None, stdout=sys.stderr)
         rows = sum(result.counts.values())
         self.stdout.write(f"{result.workspace.id} {result.workspace.slug}")
         note = f"; not copied: {result.skipped}" if result.skipped else ""

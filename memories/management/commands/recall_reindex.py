@@ -31,10 +31,19 @@ class Command(BaseCommand):
         parser.add_argument("--workspace", help="a workspace id; default: all")
         parser.add_argument("--no-embed", action="store_true",
                             help="leave missing vectors to the Celery worker (queued) instead of embedding them here")
+        parser.add_argument("--embed-only", action="store_true",
+                            help="rebuild nothing; only embed the entries without a vector")
         parser.add_argument("--no-progress", action="store_true", help="no progress bar on standard error")
 
     def handle(self, *args, **options):
         workspace_id = options["workspace"]
+        if not options["embed_only"]:
+            self._rebuild(workspace_id)
+        if options["no_embed"] or settings.EMBEDDING_PROVIDER == "none":
+            return
+        self._embed(workspace_id, progress=not options["no_progress"])
+
+    def _rebuild(self, workspace_id: str | None) -> None:
         items = MemoryItem.objects.exclude(type=MemoryType.DOCUMENT).order_by("pk")
         if workspace_id:
             items = items.filter(workspace_id=workspace_id)
@@ -53,12 +62,12 @@ class Command(BaseCommand):
                 passages += passage_entries_rebuild(workspace_id=ws, messages=messages, keep_vectors=True)
         recall_index_purge()
         self.stdout.write(f"reindexed {memories} memories and {passages} passages")
-        if options["no_embed"] or settings.EMBEDDING_PROVIDER == "none":
-            return
+
+    def _embed(self, workspace_id: str | None, *, progress: bool) -> None:
         missing = recall_entries_without_vector(workspace_id=workspace_id)
         embedded = 0
         with tqdm(total=sum(missing.values()), unit="entry", desc="embed", file=sys.stderr,
-                  disable=options["no_progress"]) as bar:
+                  disable=not progress) as bar:
             for ws in missing:
                 while done := recall_embed_pending(workspace_id=ws, limit=EMBED_CHUNK):
                     embedded += done
