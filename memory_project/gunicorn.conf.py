@@ -15,11 +15,9 @@ limit_request_line = 0
 # ceiling for them explicit.
 limit_request_field_size = 8190
 
-# gunicorn's threaded worker, whose pool thread serves a kept-alive
-# connection's next request itself when it follows at once (an agent's chain
-# of calls) instead of passing it through the poller thread. With --threads 1
-# it is plain gthread with one thread.
-worker_class = "memory_project.gunicorn_worker.LingeringThreadWorker"
+# gunicorn's threaded worker: agents keep connections alive between calls,
+# and a thread pool serves them without a process per connection.
+worker_class = "gthread"
 
 # Import the application once in the master and fork the workers from it:
 # the web server answers a second or so sooner, and the workers share pages.

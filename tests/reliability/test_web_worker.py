@@ -1,9 +1,7 @@
-"""The web server's worker (`memory_project.gunicorn_worker`): a pool thread
-serves a kept-alive connection's next request itself when it follows at
-once, and only while another thread is free. Its decision is checked on a
-socket pair; the worker itself under gunicorn with the project's config:
-chains of requests on one connection, more clients than threads, a client
-that pipelines, one that hangs up, and a stop with connections still open."""
+"""The web server under gunicorn with the project's config (gunicorn's
+threaded worker): chains of requests on one connection, more clients than
+threads, a client that pipelines, one that hangs up, and a stop with
+connections still open."""
 
 from __future__ import annotations
 
@@ -14,96 +12,17 @@ import os
 import signal
 import socket
 import sqlite3
-import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
 import pytest
 from django.db import connection
-from gunicorn.http.unreader import SocketUnreader
 
-from memory_project import gunicorn_worker
-from memory_project.gunicorn_worker import LingeringThreadWorker
 from tests.celery_worker import worker_database_url
 from tests.factories import WorkspaceFactory, make_api_key
 from tests.web_server import gunicorn
 
 pytestmark = pytest.mark.slow  # starts processes of its own
-
-# --- The decision, on a socket pair -----------------------------------------------------
-
-
-def _worker(*, threads: int = 4, handling: int = 1, queued: int = 0, alive: bool = True) -> LingeringThreadWorker:
-    """A worker with only what `next_request_in_time` reads: no process, no pool."""
-    worker = LingeringThreadWorker.__new__(LingeringThreadWorker)
-    worker.alive = alive
-    worker.cfg = SimpleNamespace(threads=threads)
-    worker._load_lock = threading.Lock()
-    worker._handling, worker._queued = handling, queued
-    return worker
-
-
-@pytest.fixture
-def sockets():
-    server, client = socket.socketpair()
-    yield server, client
-    server.close()
-    client.close()
-
-
-def _conn(sock: socket.socket, buffered: bytes = b"") -> SimpleNamespace:
-    unreader = SocketUnreader(sock)
-    if buffered:
-        unreader.unread(buffered)
-    return SimpleNamespace(sock=sock, parser=SimpleNamespace(unreader=unreader))
-
-
-def test_a_request_that_follows_at_once_is_served_on_the_same_thread(sockets, monkeypatch):
-    server, client = sockets
-    monkeypatch.setattr(gunicorn_worker, "LINGER_SECONDS", 5.0)
-    threading.Timer(0.05, client.sendall, [b"GET / HTTP/1.1\r\n\r\n"]).start()
-    started = time.monotonic()
-    assert _worker().next_request_in_time(_conn(server)) is True
-    assert time.monotonic() - started < 4.0  # woken by the request, not by the end of the wait
-
-
-def test_a_quiet_connection_goes_back_to_the_poller(sockets):
-    server, _ = sockets
-    assert _worker().next_request_in_time(_conn(server)) is False
-
-
-def test_a_request_already_read_ahead_is_served_without_waiting(sockets):
-    server, _ = sockets
-    # Nothing on the socket, no thread to spare: only the buffered request decides.
-    worker = _worker(handling=4)
-    assert worker.next_request_in_time(_conn(server, buffered=b"GET / HTTP/1.1\r\n\r\n")) is True
-
-
-@pytest.mark.parametrize(
-    "load",
-    [
-        {"threads": 4, "handling": 4},  # every thread busy: a new client would wait for this one
-        {"threads": 4, "handling": 1, "queued": 1},  # a connection already waits for a thread
-        {"threads": 1, "handling": 1},  # one thread (`--threads 1`): never
-        {"alive": False},  # stopping
-    ],
-)
-def test_no_lingering_without_a_thread_to_spare_or_while_stopping(sockets, load):
-    server, client = sockets
-    client.sendall(b"GET / HTTP/1.1\r\n\r\n")  # even with the next request already there
-    assert _worker(**load).next_request_in_time(_conn(server)) is False
-
-
-def test_a_client_that_hung_up_is_handed_on_to_be_closed(sockets):
-    server, client = sockets
-    client.close()
-    # Readable: gthread's next read finds no request and closes the connection.
-    assert _worker().next_request_in_time(_conn(server)) is True
-
-
-# --- Under gunicorn ---------------------------------------------------------------------
-
 
 @pytest.fixture
 def web(tmp_path):
