@@ -25,23 +25,14 @@ preload_app = True
 
 
 def pre_fork(server, worker):
-    """Move everything the master has loaded (the whole application, ~186,000
-    objects here) out of the garbage collector's sight before a worker is
-    forked from it, as `gc.freeze` is meant for. A worker's full collection
-    then skips those objects (~100 ms -> ~1.5 ms here) and, no longer writing
-    their GC headers, leaves the pages it shares with the master shared: a
-    worker's private memory after a LangGraph workload, 66 -> 24 MB."""
+    """Move everything the master has loaded (the whole application) out of
+    the garbage collector's sight before a worker is forked from it, as
+    `gc.freeze` is meant for: a worker's collections then skip those objects
+    and, no longer writing their headers, leave the pages it shares with the
+    master shared."""
     import gc
 
     gc.freeze()
-    # The youngest generation collected every 10,000 new objects instead of
-    # every 700: a request makes a few thousand (Django's request, DRF's
-    # wrapper, the JSON parsed), so with the default the collector ran a few
-    # times in every request, over objects the request frees itself moments
-    # later. A LangGraph checkpoint put's CPU in-process, 587 -> 547 us
-    # (median of alternating blocks); garbage in cycles waits a little longer
-    # to be freed (at most a few megabytes in between).
-    gc.set_threshold(10_000)
 
 
 def post_worker_init(worker):

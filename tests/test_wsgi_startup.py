@@ -42,19 +42,6 @@ def test_gunicorn_freezes_what_the_master_loaded_before_forking_a_worker():
         gc.unfreeze()
 
 
-def test_gunicorn_collects_a_workers_young_objects_less_often_than_python_does():
-    import gc
-    hooks = _gunicorn_conf()
-    before = gc.get_threshold()
-    try:
-        hooks["pre_fork"](None, None)
-        assert gc.get_threshold()[0] == 10_000
-        assert gc.get_threshold()[1:] == before[1:]
-    finally:
-        gc.unfreeze()
-        gc.set_threshold(*before)
-
-
 def _get(path: str) -> tuple[str, bytes]:
     """A GET through the WSGI application gunicorn serves, as Django's test
     client does it: without closing the test's database connection after."""
