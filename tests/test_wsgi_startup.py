@@ -95,16 +95,3 @@ def test_a_swapped_urlconf_resolves_afresh(db, settings):
     assert _get("/v1/bench/floor/ping")[0].startswith("401")  # found, and asks for a key
     settings.ROOT_URLCONF = "memory_project.urls"
     assert _get("/v1/bench/floor/ping")[0].startswith("404")
-
-
-def test_gunicorn_parses_requests_with_its_c_parser_under_the_projects_settings():
-    # gunicorn falls back to its pure-Python parser, silently, when gunicorn_h1c
-    # is missing or a compatibility flag it does not support is set.
-    from gunicorn.config import Config
-    from gunicorn.http.message import _check_fast_parser
-
-    cfg = Config()
-    for name, value in _gunicorn_conf().items():
-        if name in cfg.settings:
-            cfg.set(name, value)
-    assert _check_fast_parser(cfg) is True
