@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
+from django.db import connection
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Value
 from django.db.models.functions import Coalesce, Greatest
 
@@ -32,7 +33,7 @@ from accounts.models import Workspace
 from conversations.filters import ConversationFilterSet
 from conversations.models import MAIN_BRANCH, Branch, Conversation, ConversationResource, Message
 from conversations.statements import NO_FLOOR_BOUND, page_statements
-from memory_project.db import StoredJson, fetch_one, json_column, prepared_cursor
+from memory_project.db import StoredJson, fetch_one, json_column
 from memory_project.errors import NotFoundError, ValidationError
 from memory_project.instants import in_utc
 
@@ -243,7 +244,7 @@ def branch_message_rows(
     *, branch: BranchView, lower: int = 0, upper: int | None = None, limit: int, ascending: bool = True
 ) -> list[MessageRow]:
     """Up to `limit` of the messages `branch` shows with floors in `(lower,
-    upper]`, in reading order, as `MessageRow`s: one prepared keyset statement
+    upper]`, in reading order, as `MessageRow`s: one keyset statement
     per segment and no model objects, for the hot reads that only show them."""
     rows: list[MessageRow] = []
     for segment, low, high in _segment_ranges(branch, lower=lower, upper=upper, ascending=ascending):
@@ -314,7 +315,7 @@ def _aware(moment: datetime | None) -> datetime | None:
 
 def _fetch_rows(sql: str, params: list[Any]) -> list[MessageRow]:
     """The statement's rows (`MESSAGE_COLUMNS`) as `MessageRow`s."""
-    with prepared_cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
         # The cursor's own connection: `django.db.connection` would find it
@@ -358,14 +359,14 @@ def _root_page_rows(
         return _fetch_rows(statement, params), False
     # The conversation id and branch name as the renderer writes a string.
     names = [orjson.dumps(external_id).decode(), orjson.dumps(branch_name).decode()]
-    with prepared_cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(statement, [*names, *params])
         return [WrittenMessage(pk, StoredJson(text)) for pk, text in cursor.fetchall()], True
 
 
 def _page_view(*, workspace: Workspace, external_id: str, branch_name: str) -> tuple[BranchView, int] | None:
     """The branch's view and its conversation's pk; None when it is missing."""
-    row = fetch_one(page_statements()["branch"], [workspace.pk, external_id, branch_name], prepared=True)
+    row = fetch_one(page_statements()["branch"], [workspace.pk, external_id, branch_name])
     if row is None:
         return None
     branch_id, parent_id, fork_floor_no, conversation_id = row
@@ -439,7 +440,7 @@ def message_page(
 
     cursor_floor: int | None = None
     if cursor_id:
-        cursor = fetch_one(page_statements()["cursor"], [conversation_id, cursor_id], prepared=True)
+        cursor = fetch_one(page_statements()["cursor"], [conversation_id, cursor_id])
         if cursor is None or not view.shows_floor(branch_id=cursor[0], floor_no=cursor[1]):
             param = "after" if after else "before"
             raise ValidationError(f"{param}: message '{cursor_id}' is not a message of branch '{branch_name}'.")

@@ -1,6 +1,6 @@
 """SQL the ORM does not write for the hot paths: multi-row INSERTs (with
-ON CONFLICT), UPDATE ... RETURNING (both SQLite >= 3.35 and PostgreSQL have
-it), and a cursor that runs the hot statements prepared on PostgreSQL.
+ON CONFLICT) and UPDATE ... RETURNING (both SQLite >= 3.35 and PostgreSQL
+have it).
 
 Inserted values are stored exactly as the ORM would store them: on
 PostgreSQL in the text form each column's type reads (`json_records`), on
@@ -22,8 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
-from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
+from django.db import connection, connections, models, transaction
 from django.db.models.constants import OnConflict
 from django.utils import timezone
 
@@ -55,9 +54,9 @@ def json_recordset(fields: Sequence[models.Field], alias: str = "v", *, ordinali
     """PostgreSQL: the rows of one JSON parameter (`json_records`) as a table,
     `alias` with a column `v_<column>` per field (and `v_n`, the row's position
     from 1, with `ordinality`). One parameter whatever the number of rows, so
-    the statement's text is the same for 1 row or 100 (a prepared one is
-    planned once), and Python encodes the rows in one C-accelerated
-    `json.dumps` (psycopg converted an array per column value by value)."""
+    the statement's text is the same for 1 row or 100, and Python encodes
+    the rows in one JSON document (psycopg converted an array per column
+    value by value)."""
     types = ", ".join(f"{connection.ops.quote_name(f.column)} {cast_type(f)}" for f in fields)
     names = [*record_names(fields), *(["v_n"] if ordinality else [])]
     return (f"ROWS FROM (jsonb_to_recordset(%s::jsonb) AS ({types})){' WITH ORDINALITY' if ordinality else ''} "
@@ -246,7 +245,7 @@ def insert_rows(
         return [*row, *([now + timedelta(microseconds=index)] * statement.timed)]
 
     if connection.vendor == "postgresql":
-        with server_binding_cursor() as cursor:
+        with connection.cursor() as cursor:
             cursor.execute(statement.sql, [json_records(statement.fields, (values(i, row) for i, row in enumerate(rows)))])
         return len(rows)
     prepared = [(position, prep) for position, prep in enumerate(statement.prepare) if prep is not None]
@@ -371,15 +370,13 @@ def json_column(value: Any) -> Any:
 _LONG_DIGIT_RUN = re.compile(r"\d{19}")
 
 
-def model_rows(model: type[models.Model], names: Sequence[str], sql: str, params: Iterable[Any], *,
-               prepared: bool = False) -> list[dict[str, Any]]:
+def model_rows(model: type[models.Model], names: Sequence[str], sql: str, params: Iterable[Any]) -> list[dict[str, Any]]:
     """The rows of `sql`, which selects the columns of `model`'s fields
     `names` in that order, as `values(*names)` answers them: each value
     through the converters the ORM applies (the backend's, then the field's:
     JSON decoded, datetimes aware). For a hot read whose statement the ORM
-    takes longer to build than the database to run. `prepared`: as
-    `fetch_one`'s."""
-    return [dict(zip(names, row, strict=True)) for row in _converted_rows(model, names, sql, params, prepared)]
+    takes longer to build than the database to run."""
+    return [dict(zip(names, row, strict=True)) for row in _converted_rows(model, names, sql, params)]
 
 
 def model_objects(model: type[models.Model], sql: str, params: Iterable[Any]) -> list[models.Model]:
@@ -388,7 +385,7 @@ def model_objects(model: type[models.Model], sql: str, params: Iterable[Any]) ->
     read whose statement the ORM takes longer to compile than to run."""
     names = tuple(field.attname for field in model._meta.concrete_fields)
     return [model.from_db(connection.alias, names, row)
-            for row in _converted_rows(model, names, sql, params, prepared=False)]
+            for row in _converted_rows(model, names, sql, params)]
 
 
 def select_list(model: type[models.Model]) -> str:
@@ -397,10 +394,9 @@ def select_list(model: type[models.Model]) -> str:
                      for field in model._meta.concrete_fields)
 
 
-def _converted_rows(model: type[models.Model], names: Sequence[str], sql: str, params: Iterable[Any],
-                    prepared: bool) -> list[list[Any]]:
+def _converted_rows(model: type[models.Model], names: Sequence[str], sql: str, params: Iterable[Any]) -> list[list[Any]]:
     converters = _converters(model, tuple(names), connection.ops)
-    with prepared_cursor() if prepared else connection.cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(sql, list(params))
         rows = [list(row) for row in cursor.fetchall()]
     for row in rows:
@@ -426,111 +422,10 @@ def _converters(model: type[models.Model], names: tuple[str, ...], ops: Any) -> 
     return converters
 
 
-def fetch_one(sql: str, params: Iterable[Any], *, prepared: bool = False) -> tuple[Any, ...] | None:
-    with prepared_cursor() if prepared else connection.cursor() as cursor:
+def fetch_one(sql: str, params: Iterable[Any]) -> tuple[Any, ...] | None:
+    with connection.cursor() as cursor:
         cursor.execute(sql, list(params))
         return cursor.fetchone()
-
-
-@contextlib.contextmanager
-def prepared_cursor() -> Iterator[Any]:
-    """A cursor whose statements PostgreSQL plans once per connection and then
-    only runs: for the few hot statements whose planning cost more than their
-    execution (an append's CTE, a page's subqueries). Django binds values on
-    the client and never prepares, which keeps every other query as it was.
-    Elsewhere, or with `DB_PREPARED_STATEMENTS` off, an ordinary cursor."""
-    # The thread's connection itself, looked up once: each attribute read
-    # through `django.db.connection` finds it again in a context-local
-    # (~3.5 us here, six or seven times per statement).
-    db = connections[DEFAULT_DB_ALIAS]
-    if db.vendor != "postgresql" or not settings.DB_PREPARED_STATEMENTS:
-        with db.cursor() as cursor:
-            yield cursor
-        return
-    # Wrapped anew each time (logged and counted as the connection says
-    # now), but not closed after: the psycopg cursor is the connection's own.
-    yield db._prepare_cursor(_kept_preparing_cursor(db))
-
-
-def _kept_preparing_cursor(db: Any) -> Any:
-    """The connection's one preparing cursor, made on its first prepared
-    statement and used for every later one. A new psycopg cursor sets up
-    its adaptation state again on its first statement: a prepared
-    `SELECT 1` took ~90 us with a new cursor each time, ~75 us with this one. A cursor holds nothing between statements
-    but the last one's rows, and a connection (so its cursor) belongs to
-    one thread; one made for a closed connection is replaced."""
-    db.ensure_connection()
-    kept = getattr(db, "_memory_preparing_cursor", None)
-    if kept is None or kept.connection is not db.connection or kept.closed:
-        kept = db._memory_preparing_cursor = _new_server_binding_cursor(db, prepare=True)
-    return kept
-
-
-@contextlib.contextmanager
-def server_binding_cursor(*, prepare: bool = False, db: Any = None) -> Iterator[Any]:
-    """PostgreSQL: a cursor that sends values as parameters (no escaped
-    literals written out in Python), wrapped as Django wraps its
-    cursors, so statements are logged, counted and their errors translated.
-    With `prepare`, each statement is also prepared (psycopg keeps the last
-    100 per connection). `db`: the thread's connection, if the caller has it."""
-    if db is None:
-        db = connections[DEFAULT_DB_ALIAS]
-    db.ensure_connection()
-    with db._prepare_cursor(_new_server_binding_cursor(db, prepare=prepare)) as cursor:
-        yield cursor
-
-
-def _new_server_binding_cursor(db: Any, *, prepare: bool) -> Any:
-    """A psycopg cursor on `db`'s (open) connection that binds values on the
-    server, and with `prepare` prepares its statements."""
-    with db.wrap_database_errors:
-        raw_connection = db.connection
-        if prepare and raw_connection.prepare_threshold is None:
-            # Django turns psycopg's preparing off (None), which also refuses
-            # an explicit `prepare=True`; Django's own cursors bind on the
-            # client and never prepare whatever the threshold.
-            raw_connection.prepare_threshold = _ONLY_WHEN_ASKED
-        raw = _server_binding_cursor_class(prepare)(raw_connection)
-        # psycopg's own (compiled) timestamp loader: Django's, which it
-        # registers on the connection to pin the time zone, parses in Python,
-        # 0.09 of the 0.32 ms a 20-message page's read cost. Both answer
-        # aware UTC datetimes (the session's time zone is UTC).
-        raw.adapters.register_loader("timestamptz", _compiled_timestamptz_loader())
-    return raw
-
-
-@functools.cache
-def _compiled_timestamptz_loader() -> type:
-    import psycopg
-    from psycopg.pq import Format
-
-    return psycopg.adapters.get_loader(psycopg.adapters.types["timestamptz"].oid, Format.TEXT)
-
-
-# A threshold no statement reaches: only the preparing cursor's `prepare=True` prepares.
-_ONLY_WHEN_ASKED = 2**62
-
-
-@functools.cache
-def _server_binding_cursor_class(prepare: bool) -> type:
-    from django.db.backends.postgresql.base import ServerBindingCursor
-
-    if not prepare:
-        return ServerBindingCursor
-
-    class PreparingCursor(ServerBindingCursor):
-        """Binds values on the server and prepares each statement it runs."""
-
-        def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None, binary: Any = None):
-            return super().execute(query, params, prepare=True, binary=binary)
-
-        def _send_query_prepared(self, name: bytes, pgq: Any, *, binary: Any = None) -> None:
-            # psycopg records the statement only when it sends its text;
-            # Django's query log (and `assertNumQueries`) reads it here.
-            self._query = pgq
-            super()._send_query_prepared(name, pgq, binary=binary)
-
-    return PreparingCursor
 
 
 @contextlib.contextmanager
@@ -552,21 +447,6 @@ def statement_pipeline() -> Iterator[None]:
         return
     with connection.wrap_database_errors, connection.connection.pipeline():
         yield
-
-
-def prefer_generic_plans(sender: Any, connection: Any, **kwargs: Any) -> None:
-    """`connection_created` receiver: prepared statements are planned once,
-    for any parameters. PostgreSQL otherwise re-plans a statement whose
-    generic plan it estimates dearer (a page after a cursor was re-planned on
-    every call). Only statements bound on the server are affected: the few
-    `prepared_cursor` prepares, and those of `server_binding_cursor`, which
-    go through the same plan cache (planned for any values; Django's own
-    statements are bound on the client). A SET rather than a startup option, which
-    a pooler such as PgBouncer may refuse; the connection is in autocommit
-    when this runs, so the setting holds for its life."""
-    if connection.vendor == "postgresql" and settings.DB_PREPARED_STATEMENTS:
-        with connection.cursor() as cursor:
-            cursor.execute("SET plan_cache_mode = force_generic_plan")
 
 
 def analyze_after_migrate(sender: Any, using: str = "default", plan: Any = None, **kwargs: Any) -> None:

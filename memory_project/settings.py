@@ -173,12 +173,6 @@ else:
         # older pgvector logs that it ignores the second.
         DATABASES["default"].setdefault("OPTIONS", {})["options"] = (
             f"-c hnsw.ef_search={env_int('PGVECTOR_EF_SEARCH', 400)} -c hnsw.iterative_scan=relaxed_order")
-# The hot statements (an append, a page of messages) run as server-side
-# prepared statements (`memory_project.db.prepared_cursor`): planning them
-# cost twice what running them did. Off for a pooler that cannot carry
-# prepared statements across its server connections (PgBouncer before 1.21,
-# or without max_prepared_statements).
-DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache (API keys, throttling) ----------------------------------------------

@@ -10,6 +10,7 @@ import functools
 import json
 from typing import Any
 
+from django.db import connection
 from django.db.models import Q, Subquery
 
 from accounts.models import Workspace
@@ -24,7 +25,7 @@ from conversations.models import (
     SessionEntry,
 )
 from conversations.statements import page_statements
-from memory_project.db import column, json_column, prepared_cursor, table
+from memory_project.db import column, json_column, table
 
 
 def _session(*, workspace: Workspace, project_key: str, session_id: str) -> AgentSession | None:
@@ -83,7 +84,7 @@ def session_subkeys(*, workspace: Workspace, project_key: str, session_id: str) 
 def session_items(*, workspace: Workspace, session_id: str, limit: int | None) -> list[dict[str, Any]]:
     """An OpenAI session's items, oldest first: all of them, or the latest `limit`.
 
-    One prepared statement: the main branch's id is a scalar subquery, so the
+    One statement: the main branch's id is a scalar subquery, so the
     read is a backward scan of the (branch, floor_no) unique index that stops
     after `limit` rows, the same cost at floor 20 as at floor 10,000. (`main`
     of a session is never a fork.)"""
@@ -101,7 +102,7 @@ def session_items(*, workspace: Workspace, session_id: str, limit: int | None) -
     else:
         statement = sql["items"].format(branch=sql["root_branch"], order="DESC", limit="LIMIT %s")
         params.append(limit)
-    with prepared_cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(statement, params)
         rows = cursor.fetchall()
     if limit is not None:
@@ -188,7 +189,7 @@ def checkpoint_tuple(
     if checkpoint_id:
         params.append(checkpoint_id)
     sql = _checkpoint_tuple_sql(by_id=bool(checkpoint_id))
-    with prepared_cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     if not rows:

@@ -152,11 +152,11 @@ def _keys_used(workspace: Workspace, keys: list[str]) -> bool:
     """Whether the workspace used any of `keys`: one index probe per key on
     the (workspace, key) unique index, the answer for nearly every keyed
     append (a retry is the exception). On PostgreSQL the keys are one array,
-    each probed on the index: with `key IN (...)` the prepared (generic) plan
+    each probed on the index: with `key IN (...)` a generic plan
     matched only the workspace on the index and filtered every keyed message
     of the workspace (25 ms at 50,000)."""
     sql, params = _keys_used_statement(workspace, keys)
-    return fetch_one(sql, params, prepared=True) is not None
+    return fetch_one(sql, params) is not None
 
 
 def _replays(
@@ -290,7 +290,7 @@ def _append_statement(
         workspace.pk, count,  # ins
     ]
     params.append(json_records(fields, ([getattr(row, f.attname) for f in fields] for row in rows)))
-    row = fetch_one(sql, params, prepared=True)
+    row = fetch_one(sql, params)
     if row is None:
         return None
     branch_id, conversation_id, next_floor_no, processed, appended, processed_tokens, fork = row

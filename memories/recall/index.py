@@ -38,7 +38,7 @@ from memories.fts5 import fts5_drop, fts5_ensure, fts5_optimize
 from memories.llm.tokens import content_text, count_tokens
 from memories.models import MemoryItem, MemoryType, RecallEntry, RecallKind, Scope, SummaryTier
 from memories.recall.analysis import analyze, terms_text
-from memory_project.db import column, insert_rows, placeholders, server_binding_cursor, table
+from memory_project.db import column, insert_rows, placeholders, table
 
 ENTRY_TABLE = "memories_recallentry"
 FTS_TABLE = "memories_recallentry_fts"
@@ -345,10 +345,9 @@ def _passages_of(workspace_id: str, ids: list[str]) -> Iterator[tuple[Any, str, 
     if default_connection.vendor == "postgresql":
         # The ids as one array parameter: the statement's text is the same
         # for every batch, so psycopg converts it once (with a batch's 50 ids
-        # written into it, that conversion was 3% of an extraction). Bound
-        # on the server, it is planned for any ids (`prefer_generic_plans`),
-        # the array estimated at a few rows: the message's index serves it.
-        with server_binding_cursor() as cursor:
+        # written into it, that conversion was a few percent of an
+        # extraction); the message's index serves it.
+        with default_connection.cursor() as cursor:
             yield cursor, f"{workspace} = %s AND {kind} = %s AND {message} = ANY(%s)", \
                 [workspace_id, RecallKind.PASSAGE.value, ids]
         return

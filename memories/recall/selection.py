@@ -242,7 +242,7 @@ def _first_by_importance(scope: RecallScope, limit: int, *, min_importance: floa
     sql = _first_by_importance_sql(tuple(scope_id is not None for _, scope_id in scope.memory_scopes), floor,
                                    min_importance is not None, connection.vendor)
     # Prepared: planning the union took longer than running it.
-    return model_rows(MemoryItem, _MEMORY_FIELDS, sql, [*params, limit], prepared=True)
+    return model_rows(MemoryItem, _MEMORY_FIELDS, sql, [*params, limit])
 
 
 @functools.lru_cache(maxsize=64)

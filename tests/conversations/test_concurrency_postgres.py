@@ -198,40 +198,6 @@ def test_an_append_past_the_cap_outside_a_transaction_writes_nothing(workspace):
     assert Message.objects.filter(conversation=conversation).count() == MAX_MESSAGES_PER_CONVERSATION
 
 
-def _prepared_statements() -> list[str]:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement FROM pg_prepared_statements")
-        return [row[0] for row in cursor.fetchall()]
-
-
-def test_the_append_and_the_page_run_prepared_unless_turned_off(workspace, settings):
-    connection.close()  # a connection of its own, with no statements prepared yet
-    settings.DB_PREPARED_STATEMENTS = False
-    message_append(workspace=workspace, external_id="c", role="user", content="creates the conversation")
-    message_append(workspace=workspace, external_id="c", role="user", content="second")
-    message_page(workspace=workspace, external_id="c")
-    assert _prepared_statements() == []
-    settings.DB_PREPARED_STATEMENTS = True
-    message_append(workspace=workspace, external_id="c", role="user", content="third")
-    page = message_page(workspace=workspace, external_id="c")
-    assert [m.content for m in page.messages] == ["creates the conversation", "second", "third"]
-    prepared = _prepared_statements()
-    assert any(s.startswith("WITH conv AS (UPDATE") for s in prepared), prepared
-    assert any(s.startswith("SELECT") and "floor_no" in s for s in prepared), prepared
-
-
-def test_prepared_statements_are_planned_once_for_any_parameters(settings):
-    connection.close()
-    with connection.cursor() as cursor:
-        cursor.execute("SHOW plan_cache_mode")
-        assert cursor.fetchone()[0] == "force_generic_plan"
-    settings.DB_PREPARED_STATEMENTS = False
-    connection.close()
-    with connection.cursor() as cursor:
-        cursor.execute("SHOW plan_cache_mode")
-        assert cursor.fetchone()[0] == "auto"
-
-
 def test_first_checkpoint_batches_race_to_create_one_thread(workspace):
     import base64
 

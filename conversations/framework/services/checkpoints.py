@@ -40,7 +40,6 @@ from memory_project.db import (
     new_object,
     on_conflict_sql,
     placeholders,
-    prepared_cursor,
     record_names,
     table,
 )
@@ -476,7 +475,7 @@ def _upsert_all(
         json_records([*write_fields, thread], write_rows),
         len(threads),
     ]
-    found = fetch_one(_upsert_all_sql(create=create), params, prepared=True)
+    found = fetch_one(_upsert_all_sql(create=create), params)
     return found is not None and found[0] == len(threads)
 
 
@@ -487,11 +486,7 @@ def _upsert_in_thread(rows: list[Checkpoint] | list[CheckpointWrite], *, thread_
     False when some were not: the conversation did not exist yet (LangGraph
     sends a step's writes beside the put that creates the thread), or a
     replayed regular write was kept. The caller then writes them, creating
-    the thread if needed; repeating the upsert is harmless.
-
-    On PostgreSQL (a lone put) the statement is prepared and its values are
-    bound as typed parameters: the checkpoint's bytes travel as they are, not
-    as hex inside JSON."""
+    the thread if needed; repeating the upsert is harmless."""
     model = type(rows[0])
     fields = _saved_fields(model)
     params: list[Any] = []
@@ -499,7 +494,7 @@ def _upsert_in_thread(rows: list[Checkpoint] | list[CheckpointWrite], *, thread_
         params.extend(f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields)
     params += [rows[0].workspace_id, thread_id]
     vendor = connection.vendor
-    with prepared_cursor() if vendor == "postgresql" else connection.cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(_upsert_in_thread_sql(model, len(rows), vendor), params)
         # Asking afterwards whether the conversation exists would race with
         # the put that creates it: only the rows returned are known written.
