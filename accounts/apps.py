@@ -24,7 +24,6 @@ def _mark_changed(prefixes: list[str]) -> None:
     from django.conf import settings
     from django.core.cache import cache
 
-    from accounts.local_keys import publish_changed
     from accounts.selectors import api_key_cache_key, api_key_changed_key
 
     now = time.time()
@@ -32,8 +31,6 @@ def _mark_changed(prefixes: list[str]) -> None:
     # API_KEY_CACHE_SECONDS from their read).
     cache.set_many({api_key_changed_key(p): now for p in prefixes}, settings.API_KEY_CACHE_SECONDS + 60)
     cache.delete_many([api_key_cache_key(p) for p in prefixes])
-    # Then every process drops the rows it keeps, and reads the shared cache's.
-    publish_changed(prefixes)
 
 
 class AccountsConfig(AppConfig):

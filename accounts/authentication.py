@@ -13,8 +13,8 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from accounts.models import ApiKey
-from accounts.selectors import api_key_authenticate_counted, api_key_cache_refresh
-from accounts.throttling import ApiKeyRateThrottle, AuthFailureThrottle
+from accounts.selectors import api_key_authenticate, api_key_cache_refresh
+from accounts.throttling import AuthFailureThrottle
 
 # `last_used_at` is a hint for operators, not an audit log: writing it on every
 # request would turn each read into a write, so it is refreshed at most this often.
@@ -46,7 +46,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             # Answered 401 by the permission check; counted as a failure here.
             AuthFailureThrottle().check(request)
             return None
-        api_key, window_hit = api_key_authenticate_counted(raw_key=raw_key, rate=ApiKeyRateThrottle())
+        api_key = api_key_authenticate(raw_key=raw_key)
         if api_key is None:
             AuthFailureThrottle().check(request)
             raise exceptions.AuthenticationFailed("Invalid or revoked API key.")
@@ -56,9 +56,6 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             api_key.last_used_at = now
             # The cached row carries the new time, so other requests skip the write.
             api_key_cache_refresh(api_key)
-        # For the rate throttle, on the request: the key object goes back into
-        # the shared cache, and a request's count is no part of the key.
-        request.api_key_window_hit = window_hit
         return (None, api_key)
 
     def authenticate_header(self, request) -> str:

@@ -8,11 +8,8 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db.models import QuerySet
 
-from accounts.local_keys import local_keys
 from accounts.models import ApiKey, WorkspaceMembership
 from accounts.services import hash_key_secret, split_raw_key
-from accounts.throttling import ApiKeyRateThrottle, WindowHit, window_leases
-from memory_project.cache import read_and_count
 
 
 def api_key_cache_key(prefix: str) -> str:
@@ -32,44 +29,19 @@ class CachedKey:
     api_key: ApiKey | None
 
 
-def _cached_key(prefix: str, *, rate: ApiKeyRateThrottle | None, ident: str) -> tuple[CachedKey, WindowHit | None]:
-    """The key's row (kept in this process, `local_keys`, or from the shared
-    cache, read again from the database when missing or older than the last
-    change to the key or its workspace); and with `rate`, this request's hit
-    on `ident`'s window (leased, or counted now). At most one cache round
-    trip for all of it, none for a kept row and a leased hit."""
-    kept, heard = local_keys.get(prefix)
-    window = rate.window_counter(ident) if rate is not None else None
-    hit, to_count = None, 0
-    if window is not None:
-        leased = window_leases.take(ident, window[0])
-        if leased is None:
-            to_count = window_leases.size(ident, window[0], rate.num_requests)
-        else:
-            hit = WindowHit(window[0], leased)
-    if kept is not None and not to_count:
-        return kept, hit
+def _cached_key(prefix: str) -> CachedKey:
+    """The key's row from the shared cache, read again from the database
+    when missing or older than the last change to the key or its workspace.
+    One cache round trip (the row and the change time together)."""
     entry_key, changed_key = api_key_cache_key(prefix), api_key_changed_key(prefix)
-    names = [] if kept is not None else [entry_key, changed_key]
-    if to_count:
-        try:
-            found, count = read_and_count(cache, names, *window, hits=to_count)
-        except BaseException:
-            window_leases.not_counted(ident)
-            raise
-        hit = WindowHit(window[0], window_leases.granted(ident, window[0], count, to_count))
-    else:
-        found = cache.get_many(names)
-    if kept is not None:
-        return kept, hit
+    found = cache.get_many([entry_key, changed_key])
     entry, changed_at = found.get(entry_key), found.get(changed_key)
     if not (isinstance(entry, CachedKey) and (changed_at is None or changed_at < entry.read_at)):
         # Taken before the read: a change committed after it marks this row stale.
         read_at = time.time()
         entry = CachedKey(read_at, ApiKey.objects.select_related("workspace").filter(prefix=prefix).first())
         cache.set(entry_key, entry, settings.API_KEY_CACHE_SECONDS)
-    local_keys.keep(prefix, entry, heard=heard)
-    return entry, hit
+    return entry
 
 
 def api_key_cache_refresh(api_key: ApiKey) -> None:
@@ -82,7 +54,6 @@ def api_key_cache_refresh(api_key: ApiKey) -> None:
     if remaining > 1:
         entry = CachedKey(read_at, api_key)
         cache.set(api_key_cache_key(api_key.prefix), entry, remaining)
-        local_keys.replace(api_key.prefix, entry)
 
 
 def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
@@ -96,34 +67,19 @@ def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
     (`accounts.apps`), and a cached row read before it is read again: a
     revoke is effective on the next request, in every worker.
     """
-    return api_key_authenticate_counted(raw_key=raw_key, rate=None)[0]
-
-
-def api_key_authenticate_counted(
-    *, raw_key: str, rate: ApiKeyRateThrottle | None
-) -> tuple[ApiKey | None, WindowHit | None]:
-    """`api_key_authenticate`, and with `rate` this request's hit on the
-    key's rate window, counted in the same cache round trip (the throttle
-    compares it to the limit). The hit is counted for any well-formed key,
-    on a counter named by the secret's hash: a wrong secret counts against
-    no real key, and its counter lives one window."""
     parts = split_raw_key(raw_key)
     if parts is None:
-        return None, None
+        return None
     prefix, _ = parts
-    key_hash = hash_key_secret(raw_key)
-    ident = rate.ident_of(key_hash) if rate else ""
-    entry, hit = _cached_key(prefix, rate=rate, ident=ident)
+    entry = _cached_key(prefix)
     api_key = entry.api_key
     expected = api_key.key_hash if api_key is not None else "0" * 64
     # Compare even when no key matched, so timing does not reveal which prefixes exist.
-    matches = hmac.compare_digest(expected, key_hash)
+    matches = hmac.compare_digest(expected, hash_key_secret(raw_key))
     if api_key is None or not matches or api_key.revoked_at is not None:
-        if rate is not None:
-            window_leases.drop(ident)  # no request of this secret will use them
-        return None, None
+        return None
     api_key.cache_read_at = entry.read_at
-    return api_key, hit
+    return api_key
 
 
 def api_key_prefixes(*, workspace_id: str) -> list[str]:

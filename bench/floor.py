@@ -32,6 +32,7 @@ import asyncio
 import json
 import operator
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -107,7 +108,7 @@ def _env(kind: str) -> dict[str, str]:
         "LOG_LEVEL": "WARNING",
         "PYTHONPATH": str(ROOT),
     }
-    for name in ("DATABASE_URL", "CACHE_URL", "CELERY_BROKER_URL", "SQLITE_PATH", "CACHE_SQLITE_PATH"):
+    for name in ("DATABASE_URL", "CACHE_URL", "CELERY_BROKER_URL", "SQLITE_PATH", "CACHE_DIR"):
         env.pop(name, None)
     if kind == "postgresql":
         redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379").rstrip("/")
@@ -139,9 +140,9 @@ def _reset_database(kind: str, env: dict[str, str]) -> None:
         for url in (env["CELERY_BROKER_URL"], env["CACHE_URL"]):
             redis.Redis.from_url(url).flushdb()
     else:
-        for path in (Path(env["SQLITE_PATH"]), Path(env["MEMORY_VAR_DIR"]) / "cache.sqlite3"):
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{path}{suffix}").unlink(missing_ok=True)
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{env['SQLITE_PATH']}{suffix}").unlink(missing_ok=True)
+        shutil.rmtree(Path(env["MEMORY_VAR_DIR"]) / "cache", ignore_errors=True)
     subprocess.run([PY, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
 
 

@@ -175,18 +175,19 @@ else:
             f"-c hnsw.ef_search={env_int('PGVECTOR_EF_SEARCH', 400)} -c hnsw.iterative_scan=relaxed_order")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# --- Cache (API keys, throttling) ----------------------------------------------
-# Shared by every web worker: Redis when CACHE_URL is set, else a SQLite file
-# beside the database (memory_project.cache), never a per-process cache (each
-# gunicorn worker would keep its own rate-limit window and key rows).
+# --- Cache (API keys, rate limits) ------------------------------------------------
+# Shared by every web worker: Redis when CACHE_URL is set, else a diskcache
+# directory beside the database (SQLite files every process opens, with an
+# atomic `incr`), never a per-process cache (each gunicorn worker would keep
+# its own rate-limit window: with two workers a 5/min limit let 10 through).
 CACHE_URL = os.environ.get("CACHE_URL", "")
 if CACHE_URL:
-    CACHES = {"default": {"BACKEND": "memory_project.cache.RedisCache", "LOCATION": CACHE_URL}}
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
 else:
     CACHES = {
         "default": {
-            "BACKEND": "memory_project.cache.SQLiteCache",
-            "LOCATION": os.environ.get("CACHE_SQLITE_PATH", str(VAR_DIR / "cache.sqlite3")),
+            "BACKEND": "diskcache.DjangoCache",
+            "LOCATION": os.environ.get("CACHE_DIR", str(VAR_DIR / "cache")),
         }
     }
 # How long a cached API key row may be served. Changes made through the ORM

@@ -36,7 +36,7 @@ def web(tmp_path):
     error", and so did every test after it, in about half of the full runs
     with the browser tests; never when run alone.)"""
     key = make_api_key(WorkspaceFactory())
-    env = {**os.environ, "LOG_LEVEL": "WARNING", "CACHE_SQLITE_PATH": str(tmp_path / "cache.sqlite3")}
+    env = {**os.environ, "LOG_LEVEL": "WARNING", "CACHE_DIR": str(tmp_path / "cache")}
     env.pop("CACHE_URL", None)
     if connection.vendor == "sqlite":
         database = tmp_path / "web.sqlite3"
