@@ -4,7 +4,6 @@ call (`Call`), one retry policy, one error mapping."""
 from __future__ import annotations
 
 import asyncio
-import functools
 import random
 import time
 import uuid
@@ -76,33 +75,6 @@ class Call:
         return out
 
 
-def call_url(client: httpx.Client | httpx.AsyncClient, call: Call) -> httpx.URL:
-    """The call's absolute URL. Parsed once per base URL, path and query and
-    then reused: an adapter calls the same few URLs (a session's items, a
-    thread's checkpoints) turn after turn, and httpx parsed and merged the
-    URL again on every call, a fifth of the call's client-side time."""
-    query = tuple(
-        (name, tuple(_query_text(v) for v in value) if isinstance(value, list | tuple) else _query_text(value))
-        for name, value in (call.query() or {}).items()
-    )
-    return _absolute_url(str(client.base_url), call.path, query)
-
-
-def _query_text(value: Any) -> str:
-    # A query value as httpx writes it. The cache key holds this text, not the
-    # value: 1, 1.0 and True are equal keys but different URLs.
-    if value is True or value is False:
-        return "true" if value else "false"
-    return "" if value is None else str(value)
-
-
-@functools.lru_cache(maxsize=1024)
-def _absolute_url(base: str, path: str, query: tuple[tuple[str, str | tuple[str, ...]], ...]) -> httpx.URL:
-    # base ends with "/" (ClientConfig); a path is relative to it, as httpx merges them.
-    params = {name: list(value) if isinstance(value, tuple) else value for name, value in query}
-    return httpx.URL(base + path.lstrip("/"), params=params or None)
-
-
 def with_idempotency_key(call: Call, key: str | None = None) -> Call:
     call.headers.setdefault("Idempotency-Key", key or f"mc-{uuid.uuid4().hex}")
     return call
@@ -155,19 +127,11 @@ def _finish(call: Call, response: httpx.Response) -> Any:
     return call.parse(response)
 
 
-def _request(client: httpx.Client, call: Call) -> httpx.Response:
-    url = call_url(client, call)
-    direct = getattr(client, "direct_transport", None)  # the service client's (client.py)
-    if direct is not None:
-        return direct.send_direct(client, call.method, url, call.json, call.headers)
-    return client.request(call.method, url, json=call.json, headers=call.headers)
-
-
 def run_sync(client: httpx.Client, call: Call, policy: RetryPolicy) -> Any:
     attempt = 0
     while True:
         try:
-            response = _request(client, call)
+            response = client.request(call.method, call.path, params=call.query(), json=call.json, headers=call.headers)
         except httpx.TransportError as exc:
             if not _should_retry(call, attempt, policy, None):
                 raise MemoryConnectionError(f"{call.method} {call.path}: {exc.__class__.__name__}: {exc}") from exc
@@ -185,7 +149,8 @@ async def run_async(client: httpx.AsyncClient, call: Call, policy: RetryPolicy) 
     attempt = 0
     while True:
         try:
-            response = await client.request(call.method, call_url(client, call), json=call.json, headers=call.headers)
+            response = await client.request(call.method, call.path, params=call.query(), json=call.json,
+                                            headers=call.headers)
         except httpx.TransportError as exc:
             if not _should_retry(call, attempt, policy, None):
                 raise MemoryConnectionError(f"{call.method} {call.path}: {exc.__class__.__name__}: {exc}") from exc
@@ -199,5 +164,5 @@ async def run_async(client: httpx.AsyncClient, call: Call, policy: RetryPolicy) 
         return _finish(call, response)
 
 
-__all__ = ["Call", "MemoryServiceError", "RetryPolicy", "body_of", "call_url", "data_of", "nothing", "run_async",
+__all__ = ["Call", "MemoryServiceError", "RetryPolicy", "body_of", "data_of", "nothing", "run_async",
            "run_sync", "seg"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-import urllib.request
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +18,6 @@ import httpx
 
 from memory_client import _operations as ops
 from memory_client import formats
-from memory_client._http11 import StdlibTransport
 from memory_client._transport import Call, RetryPolicy, run_async, run_sync
 from memory_client.types import Message
 
@@ -37,11 +35,9 @@ USER_AGENT = "memory-client/0.1"
 
 
 class _NoCookies(httpx.Cookies):
-    """The API authenticates every call by its key and sets no cookies: none
-    are kept or sent, and responses are not searched for any. httpx's cookie
-    handling was a sixth of a call's client-side time, most of it in
-    wrapping each response for the standard library's cookie jar before the
-    jar is even asked; here nothing is wrapped."""
+    """The API authenticates every call by its key and sets no cookies: a
+    cookie something on the way sets (a proxy's) is neither kept nor sent
+    back with later calls."""
 
     def extract_cookies(self, response: httpx.Response) -> None:
         return None
@@ -62,17 +58,7 @@ class _WithoutCookies:
 
 
 class _ServiceClient(_WithoutCookies, httpx.Client):
-    @property
-    def direct_transport(self) -> StdlibTransport | None:
-        """The transport to send calls straight through (`send_direct`): the
-        client's own when it is the standard library's and nothing else of
-        httpx's request pipeline is in use (auth, credentials in the base
-        URL, event hooks, mounts)."""
-        transport = self._transport
-        if isinstance(transport, StdlibTransport) and self.auth is None and not self.base_url.userinfo \
-                and not self._mounts and not any(self.event_hooks.values()):
-            return transport
-        return None
+    pass
 
 
 class _AsyncServiceClient(_WithoutCookies, httpx.AsyncClient):
@@ -116,65 +102,10 @@ class ClientConfig:
         }
 
     def sync_http(self) -> httpx.Client:
-        # The standard library's HTTP/1.1 under httpx's interface: a call
-        # costs a third less CPU than over httpx's own transport. Through a
-        # proxy named in the environment, httpx's own (httpx uses such proxies
-        # only with its own transport).
-        transport = self.transport
-        if transport is None and not _environment_proxies():
-            transport = StdlibTransport(ssl_context=_ssl_context())
-        return _ServiceClient(transport=transport, **self._kwargs())
-
-    def prepare_async(self) -> None:
-        """Import the async transport now (adapters call this as they are
-        made), so the first async call does not pay for it. An adapter used
-        only synchronously pays it too (once per process, ~0.1 s): the
-        adapters speak both and cannot tell which their caller will use."""
-        if self.async_transport is None:
-            _aiohttp_transport_class()
+        return _ServiceClient(transport=self.transport, **self._kwargs())
 
     def async_http(self) -> httpx.AsyncClient:
-        # aiohttp's connection pool and C parser under httpx's interface: an
-        # async call costs less CPU than over httpx's own transport
-        # (bench/floor.py, the OpenAI session). Without aiohttp, httpx's own.
-        transport = self.async_transport
-        if transport is None:
-            aiohttp_transport = _aiohttp_transport_class()
-            if aiohttp_transport is not None:
-                # The certificates the sync client verifies with, already loaded: the
-                # transport would otherwise load them again (~20 ms) for every loop.
-                transport = aiohttp_transport(client=_aiohttp_session, verify=_ssl_context())
-        return _AsyncServiceClient(transport=transport, **self._kwargs())
-
-
-def _environment_proxies() -> bool:
-    """Whether a proxy is named for HTTP(S): by the environment (`HTTP_PROXY`,
-    `HTTPS_PROXY`, `ALL_PROXY`, any case) or, on macOS and Windows, by the
-    system's settings, as httpx reads them."""
-    return any(scheme in ("http", "https", "all") for scheme in urllib.request.getproxies())
-
-
-@functools.cache
-def _aiohttp_transport_class() -> Any:
-    """`httpx_aiohttp.AiohttpTransport`, or None without it. Importing aiohttp
-    takes ~0.1 s: clients and adapters that will call asynchronously import
-    it as they are made, not in their first call."""
-    try:
-        from httpx_aiohttp import AiohttpTransport
-    except ImportError:
-        return None
-    return AiohttpTransport
-
-
-def _aiohttp_session() -> Any:
-    """The async transport's aiohttp session, made on the event loop of its
-    first call: keep-alive connections, and no cookies kept or sent (as the
-    httpx side, `_NoCookies`)."""
-    import aiohttp
-
-    # The certificates the sync client verifies with.
-    connector = aiohttp.TCPConnector(limit=100, keepalive_timeout=5.0, ssl=_ssl_context())
-    return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
+        return _AsyncServiceClient(transport=self.async_transport, **self._kwargs())
 
 
 def _config(base_url: str | None, api_key: str | None, **kwargs: Any) -> ClientConfig:

@@ -44,7 +44,6 @@ class Connections:
             asyncio.AbstractEventLoop, tuple[httpx.AsyncClient, AsyncGenerator[None, None]]
         ] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
-        config.prepare_async()
 
     def sync(self) -> httpx.Client:
         with self._lock:
