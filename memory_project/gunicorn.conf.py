@@ -38,7 +38,7 @@ def pre_fork(server, worker):
 def post_worker_init(worker):
     """Open the worker's connection to the Celery broker as it starts (not
     before the fork: a connection must not be shared), so the request that
-    first queues a memory job does not pay for it (~0.1 s here). A broker
+    first queues a memory job does not pay for it. A broker
     that is down fails nothing now: the first job's request retries as it
     always would."""
     from memory_project.celery import app

@@ -221,9 +221,8 @@ def server_error(request: HttpRequest) -> HttpResponse:
 # Django's session, login and message middleware serve the admin console: a
 # browser with a session cookie. An API request (authenticated by its key,
 # answered in JSON) uses none of them, yet each ran on every call: with the
-# CSRF middleware, a twentieth of a small request's server time (ping 531 ->
-# 478 us, checkpoint put 1,431 -> 1,319 us, in-process through the full
-# middleware chain). Their subclasses here let API requests pass straight
+# CSRF middleware, a twentieth of a small request's server time
+# (bench/README.md). Their subclasses here let API requests pass straight
 # through; every other request gets Django's own. The CSRF middleware stays
 # Django's own, as deployment checks look for it by name: for an API request
 # (DRF's views are all CSRF-exempt) it reads no token and sets no cookie.

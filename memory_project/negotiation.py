@@ -4,7 +4,7 @@ without parsing.
 Nearly every API call sends `Accept: */*` (httpx, curl, the client and its
 adapters) or no Accept header at all. DRF's negotiation still parses the
 header into media types, orders them by precedence and matches each renderer
-against each: ~0.1 ms of a ~1.1 ms authenticated request here. For those
+against each, a tenth of a small request (bench/README.md). For those
 headers, and for an Accept naming the first renderer's media type exactly,
 the answer is known: the first renderer, and the media type DRF would
 accept. Anything else (a list, parameters such as `indent=4`, a `?format=`

@@ -134,8 +134,7 @@ if EMBEDDED:
                 # cache_size: SQLite's own page cache, per connection (kept
                 # open, so it stays warm), 64 MiB instead of about 2: the b-tree
                 # pages of the tables' indexes and full-text indexes a write
-                # walks stay in memory between statements (an extraction of
-                # 2,000 floors ran 1.3-1.6x faster on a 130,000-message file).
+                # walks stay in memory between statements (bench/README.md).
                 # A ceiling, filled as pages are read, per connection: each
                 # thread of each web and worker process keeps its own.
                 "init_command": (

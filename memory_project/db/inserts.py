@@ -153,8 +153,8 @@ def insert_rows(
 
 def new_object(model: type[models.Model], **values: Any) -> models.Model:
     """`model(**values)` for a row about to be inserted, built as Django
-    builds a row it reads: positionally, about twice as fast (a checkpoint:
-    10 -> 4.6 us here, three a LangGraph step). `values` by attribute name
+    builds a row it reads: positionally, about twice as fast
+    (bench/README.md). `values` by attribute name
     (`workspace_id`, not `workspace`); every field not named gets its
     default (None for an automatic key)."""
     args = [values.pop(field.attname) if field.attname in values else field.get_default()

@@ -16,8 +16,8 @@ from django.db import connection, models
 class StoredJson:
     """A JSON column's text as the database gave it, for an answer that only
     passes the value on: the API's renderer writes the text into the answer
-    as it is, instead of it being decoded here to be encoded again there (a
-    page of 20 messages: 42 values, ~7% of its CPU). Both databases hold
+    as it is, instead of it being decoded here to be encoded again there.
+    Both databases hold
     valid JSON text (jsonb's own, or what Django's field wrote). `value()`
     decodes it, for whatever needs the value after all."""
 
@@ -47,8 +47,8 @@ def json_text(value: Any) -> Any:
 def json_column(value: Any) -> Any:
     """A JSON column's value as a hand-written statement reads it: Django has
     both databases answer JSON as text (its field decodes it), so decode here
-    as the field would. orjson reads the same values ~5x faster (a page of
-    20 messages decodes 42 of these), but not every one: an integer past 64
+    as the field would. orjson reads the same values several times faster,
+    but not every one: an integer past 64
     bits, which a jsonb column may hold, it reads as a float, and a number
     past a float's range or a lone surrogate escape it refuses. Text that
     could hold such an integer (a run of 19 digits) or that orjson refuses
