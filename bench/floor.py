@@ -414,7 +414,9 @@ def _throughput(request, *, clients: int, seconds: float) -> float:
     def run(index: int) -> None:
         with httpx.Client(timeout=60) as http:
             n = 0
-            while time.monotonic() < stop_at:
+            # At least one request each: on a busy machine a thread may
+            # start after the slice has ended.
+            while n == 0 or time.monotonic() < stop_at:
                 response = request(http, index, n)
                 if response.status_code >= 300:
                     errors.append(f"{response.status_code} {response.text[:200]}")
@@ -563,7 +565,7 @@ def measure_batch(server: Server, seed: dict, round_no: int, seconds: float) -> 
     def batches() -> float:
         sent, started = 0, time.monotonic()
         with httpx.Client(timeout=60, headers=_auth(key)) as http:
-            while time.monotonic() - started < seconds:
+            while sent == 0 or time.monotonic() - started < seconds:
                 # A new conversation every 90 batches: 10,000 messages is a conversation's cap.
                 cid = f"batch-{RUN}-{round_no}-{sent // 9000}"
                 response = http.post(f"{server.base}/v1/conversations/{cid}/messages", json={"messages": messages})
@@ -578,7 +580,7 @@ def measure_batch(server: Server, seed: dict, round_no: int, seconds: float) -> 
         values = [value for message in messages for value in ("raw", json.dumps(message))]
         statement = f"INSERT INTO {FLOOR_TABLE} (workspace_id, body) VALUES " + ", ".join(["(%s, %s)"] * len(messages))
         with psycopg.connect(_pg_dsn()) as conn:
-            while time.monotonic() - started < seconds:
+            while rows == 0 or time.monotonic() - started < seconds:
                 conn.execute(statement, values)
                 conn.commit()
                 rows += len(messages)
