@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -29,10 +27,10 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import Workspace
+from conversations.framework.services.meaning import meaning_scores
 from conversations.models import StoreDocumentTTL
 from memories.models import MemoryItem, MemoryStore
 from memories.paths import normalize_path
-from memories.recall.embeddings import get_embedding_provider
 from memories.services.store_memories import clean_content, store_memory_delete, store_memory_write
 from memories.services.stores import memory_store_create
 from memory_project.errors import NotFoundError, PermissionDeniedError, ValidationError
@@ -40,9 +38,6 @@ from memory_project.errors import NotFoundError, PermissionDeniedError, Validati
 DEFAULT_STORE_NAME = "langgraph"
 MAX_OPS_PER_BATCH = 500
 MAX_SHARED_CANDIDATES = 10_000
-# Document vectors kept per process for searches by meaning, by (model, content
-# hash): an item is embedded once, not at every search that reaches it.
-MAX_CACHED_VECTORS = 50_000
 MAX_LIMIT = 1000
 # Characters kept readable in a path segment; everything else is %-encoded.
 _SAFE = " !$&'()*+,;=:@~"
@@ -325,34 +320,6 @@ def _decoded(rows) -> Iterator[_Candidate]:
             yield _Candidate(item, value, lowered, item.ttl_minutes)
 
 
-_vectors: OrderedDict[tuple[str, str], Any] = OrderedDict()
-_vectors_lock = threading.Lock()
-
-
-def _meaning_scores(query: str, candidates: list[_Candidate]) -> list[float] | None:
-    """Each candidate's cosine similarity to the query, with the embedding
-    model recall ranks by (`EMBEDDING_PROVIDER`), or None when it is off."""
-    provider = get_embedding_provider()
-    if provider is None:
-        return None
-    keys = [(provider.name, candidate.item.content_sha256) for candidate in candidates]
-    with _vectors_lock:
-        missing = {key: candidate for key, candidate in zip(keys, candidates, strict=True) if key not in _vectors}
-    if missing:
-        # Outside the lock: a model call; two searches may embed the same text, never wrongly.
-        rows = provider.embed_documents([candidate.lowered for candidate in missing.values()])
-        with _vectors_lock:
-            for key, row in zip(missing, rows, strict=True):
-                _vectors[key] = row
-            while len(_vectors) > MAX_CACHED_VECTORS:
-                _vectors.popitem(last=False)
-    query_vector = provider.embed_query(query)
-    with _vectors_lock:
-        vectors = [_vectors.get(key) for key in keys]
-    # A vector evicted meanwhile by other searches counts as unrelated this time.
-    return [round(float(vector @ query_vector), 6) if vector is not None else 0.0 for vector in vectors]
-
-
 def _search(store: MemoryStore | None, op: dict[str, Any], reads: _BatchReads) -> list[dict[str, Any]]:
     prefix = _labels(op.get("namespace_prefix"), field="namespace_prefix", allow_empty=True)
     wanted = _check_filter(op.get("filter"))
@@ -372,7 +339,7 @@ def _search(store: MemoryStore | None, op: dict[str, Any], reads: _BatchReads) -
     # match, most similar first, as LangGraph's indexed stores answer); without
     # it, by the share of the query's words an item contains (items with none
     # left out).
-    meaning = _meaning_scores(query, matching) if terms and matching else None
+    meaning = meaning_scores(query, [(c.item.content_sha256, c.lowered) for c in matching]) if terms and matching else None
     hits: list[tuple[float | None, _Candidate]]
     if meaning is not None:
         hits = list(zip(meaning, matching, strict=True))
