@@ -10,7 +10,12 @@ expected 2xx), the web workers' CPU per request beside an authenticated DRF
 view that does nothing (the same clients, afterwards), and the web workers'
 resident memory at the start and the end.
 
-    .venv/bin/python bench/load.py [--clients 50] [--seconds 60]
+    .venv/bin/python bench/load.py [--clients 50] [--seconds 60] [--hosts 2]
+
+With `--hosts 2` (or more; root only) the service runs on that many web hosts,
+network namespaces of the run's own, each with gunicorn and a Celery worker,
+sharing one PostgreSQL and one Redis; the run then also checks what must hold
+across hosts (see bench/load_hosts.py).
 
 Environment: PG_URL (server, default postgres://postgres@127.0.0.1:5432),
 REDIS_URL (default redis://127.0.0.1:6379), BENCH_REDIS_DB (default 13; the
@@ -208,7 +213,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--hosts", type=int, default=1,
+                        help="web hosts (network namespaces of the run's own, root only); see bench/load_hosts.py")
     args = parser.parse_args()
+    if args.hosts > 1:
+        sys.path.insert(0, str(ROOT))
+        from bench.load_hosts import main_hosts
+
+        return main_hosts(args)
 
     env = _env()
     print(f"preparing database {DB_NAME} and {args.clients} API keys ...", flush=True)

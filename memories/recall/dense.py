@@ -83,14 +83,21 @@ class _ScopeVectors:
         self.max_id = max(self.max_id, int(ids.max()))
 
     def keep(self, present: np.ndarray) -> None:
-        """Drop the rows whose id is not in `present`."""
+        """Drop the rows whose id is not in `present` (into new arrays: a
+        thread scoring the old ones keeps them whole)."""
         mask = np.isin(self.ids[:self.size], present)
         kept = int(mask.sum())
         if kept == self.size:
             return
-        self.ids[:kept] = self.ids[:self.size][mask]
-        self.matrix[:kept] = self.matrix[:self.size][mask]
+        ids, matrix = self.ids[:self.size][mask], self.matrix[:self.size][mask]
+        self.ids, self.matrix = ids, matrix
         self.size = kept
+
+    def rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """The held rows. The size is read first: an append writes its rows
+        (into new arrays when it grows them) before it moves the size."""
+        size = self.size
+        return self.ids[:size], self.matrix[:size]
 
 
 _cache: OrderedDict[tuple[str, str, str], _ScopeVectors] = OrderedDict()
@@ -177,10 +184,8 @@ def _scope_vectors(workspace_id: str, token: str, model: str, dims: int, state: 
             new_ids, new_matrix = _read_after(entries, 0)
             cached.append(new_ids, new_matrix)
         else:
-            # A copy is brought up to date while other threads score the
-            # cached one; it replaces it whole.
-            cached = _ScopeVectors(ids=cached.ids.copy(), matrix=cached.matrix.copy(), size=cached.size,
-                                   embedded=cached.embedded, removed=cached.removed, max_id=cached.max_id)
+            # Brought up to date in place: appends go past the rows other
+            # threads are scoring, and a removal builds new arrays.
             added = max(state.embedded - cached.embedded, 0)
             if cached.removed != state.removed:
                 _sync_ids(cached, entries)
@@ -259,8 +264,8 @@ def dense_similarities(*, workspace_id: str
                 held = _scope_vectors(workspace_id, token, provider.name, provider.dims, states[token])
                 if held is None or not held.size:
                     continue
-                scope_ids, scope_scores = _top(held.ids[:held.size], held.matrix[:held.size] @ vector,
-                                               DENSE_TOP_K)
+                held_ids, held_matrix = held.rows()
+                scope_ids, scope_scores = _top(held_ids, held_matrix @ vector, DENSE_TOP_K)
                 id_parts.append(scope_ids)
                 score_parts.append(scope_scores)
             if not id_parts:
