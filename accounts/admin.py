@@ -1,11 +1,15 @@
 from urllib.parse import urlencode
 
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group
 from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils.html import format_html
 
 from accounts.admin_scope import WorkspaceScopedAdmin
+from accounts.login_throttle import ThrottledAdminAuthenticationForm
 from accounts.models import ApiKey, Workspace, WorkspaceMembership
 from accounts.services import api_key_revoke, workspace_membership_add
 
@@ -90,3 +94,43 @@ class WorkspaceMembershipAdmin(WorkspaceScopedAdmin, admin.ModelAdmin):
         if not change:
             created = workspace_membership_add(user=form.cleaned_data["user"], workspace=form.cleaned_data["workspace"])
             obj.pk = created.pk
+
+
+# --- Users and groups: superusers only ---------------------------------------------
+# A staff user holding the stock auth permissions could otherwise edit their
+# own account (make it a superuser, grant it any permission, put it in any
+# group) or another operator's: accounts and groups are the installation's,
+# not a workspace's, so only superusers manage them.
+
+
+class SuperuserOnlyAdmin:
+    def has_module_permission(self, request) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_add_permission(self, request) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+
+class SuperuserUserAdmin(SuperuserOnlyAdmin, UserAdmin):
+    pass
+
+
+class SuperuserGroupAdmin(SuperuserOnlyAdmin, GroupAdmin):
+    pass
+
+
+for _model, _admin in ((get_user_model(), SuperuserUserAdmin), (Group, SuperuserGroupAdmin)):
+    if admin.site.is_registered(_model):
+        admin.site.unregister(_model)
+    admin.site.register(_model, _admin)
+
+admin.site.login_form = ThrottledAdminAuthenticationForm

@@ -41,6 +41,7 @@ class AccountsConfig(AppConfig):
         from django.db.models.signals import post_delete, post_save, pre_delete
 
         from accounts.models import ApiKey, Workspace
+        from memory_project import checks  # noqa: F401  (registers the deploy checks)
 
         # Cache coherence for authentication, whatever path saved the row
         # (services, admin forms, restores): a revoke is effective at once.

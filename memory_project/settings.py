@@ -15,7 +15,14 @@ from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("MEMORY_VAR_DIR", BASE_DIR / "var"))
-VAR_DIR.mkdir(parents=True, exist_ok=True)
+# The var directory holds the embedded database and its write-ahead log, the
+# cache (admin sessions' keys), the broker's messages and exports: owner-only
+# from the first byte. The umask covers every file the service creates there
+# (SQLite opens its own files, kombu and celery beat theirs), so none is ever
+# readable by another local user, not even between its creation and a chmod.
+os.umask(0o077)
+VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+VAR_DIR.chmod(0o700)
 
 
 def env_bool(name: str, default: bool = False) -> bool:
@@ -55,8 +62,13 @@ if not SECRET_KEY:
     if not secret_file.exists():
         import secrets
 
-        secret_file.write_text(secrets.token_urlsafe(50))
-        secret_file.chmod(0o600)
+        try:
+            descriptor = os.open(secret_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass  # another process of this checkout wrote it first
+        else:
+            with os.fdopen(descriptor, "w") as handle:
+                handle.write(secrets.token_urlsafe(50))
     SECRET_KEY = secret_file.read_text().strip()
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
@@ -226,6 +238,12 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 52 * 1024 *
 JSON_MAX_DEPTH = env_int("JSON_MAX_DEPTH", 64)
 
 # --- REST framework -----------------------------------------------------------
+# How many proxies in front of the service append to X-Forwarded-For. The
+# client's address (throttles, admin login lockout) is the one that many hops
+# from the right; 0 (the default) trusts no forwarded header and uses the
+# connection's own address, so a client cannot pick its address by sending one.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["accounts.permissions.HasWorkspaceKey"],
@@ -237,6 +255,7 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "memory_project.api.exception_handler",
     "DEFAULT_METADATA_CLASS": "memory_project.openapi.ApiMetadata",
     "UNAUTHENTICATED_USER": None,
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT,
     "DEFAULT_THROTTLE_CLASSES": ["accounts.throttling.ApiKeyRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "api_key": os.environ.get("API_RATE_LIMIT", "6000/min"),
@@ -393,6 +412,17 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", Fals
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 if env_bool("USE_X_FORWARDED_PROTO", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Erasure on disk (memory_project.erasure): on PostgreSQL, each erasure
+# rewrites the tables it touched (VACUUM FULL) after it commits, so no dead
+# tuple of the text stays in the table files. Off: run `manage.py
+# erasure_rewrite` on a schedule instead (the rewrite locks each table while it runs).
+MEMORY_ERASURE_REWRITE = env_bool("MEMORY_ERASURE_REWRITE", True)
+
+# The admin login: failed attempts allowed per client address and per
+# username within the window before further attempts are refused.
+ADMIN_LOGIN_MAX_FAILURES = env_int("ADMIN_LOGIN_MAX_FAILURES", 10)
+ADMIN_LOGIN_WINDOW_SECONDS = env_int("ADMIN_LOGIN_WINDOW_SECONDS", 900)
 
 LOGGING = {
     "version": 1,

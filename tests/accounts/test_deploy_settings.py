@@ -4,6 +4,7 @@ responses carry the security headers; the admin's cookies are secure."""
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,8 @@ def _production_env(tmp_path) -> dict[str, str]:
         key, _, value = line.partition("=")
         env[key.strip()] = value.strip()
     env["MEMORY_VAR_DIR"] = str(tmp_path)
+    # The example's placeholder is public; a deployment brings its own secret.
+    env["SECRET_KEY"] = secrets.token_urlsafe(50)
     return env
 
 
@@ -76,6 +79,18 @@ def test_production_settings_are_secure(tmp_path):
     assert values["SECURE_SSL_REDIRECT"] and values["SECURE_HSTS_SECONDS"] >= 31536000
     assert values["SECURE_CONTENT_TYPE_NOSNIFF"] and values["X_FRAME_OPTIONS"] == "DENY"
     assert values["SECURE_PROXY_SSL_HEADER"] == ["HTTP_X_FORWARDED_PROTO", "https"]
+
+
+@pytest.mark.parametrize("secret", ["example", "short-but-random-Zq81x", "x" * 60, "placeholder"])
+def test_check_deploy_fails_on_the_placeholder_or_a_weak_secret(tmp_path, secret):
+    env = _production_env(tmp_path)
+    if secret == "placeholder":
+        secret = next(line.partition("=")[2] for line in (BASE_DIR / ".env.example").read_text().splitlines()
+                      if line.startswith("SECRET_KEY="))
+    env["SECRET_KEY"] = secret
+    result = _manage(env, "check", "--deploy")
+    assert result.returncode != 0
+    assert "SECRET_KEY" in result.stderr and ("memory.E001" in result.stderr or "memory.E002" in result.stderr)
 
 
 def test_production_refuses_to_start_without_a_secret(tmp_path):

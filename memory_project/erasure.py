@@ -1,0 +1,95 @@
+"""Erased text leaves the database files, not only the rows.
+
+A DELETE or UPDATE leaves the old bytes behind: SQLite in its write-ahead log
+(and, without `secure_delete`, in free pages), PostgreSQL in the dead tuple of
+the heap and TOAST files and in its indexes until the table is rewritten.
+Every erasure calls `erasure_on_disk()` inside its transaction; once the
+transaction commits:
+
+- SQLite: a TRUNCATE checkpoint copies the log back into the database file
+  (where `secure_delete` already zeroed the deleted cells) and empties it. A
+  PASSIVE checkpoint would leave the old frames in the log until it wraps.
+- PostgreSQL, with `MEMORY_ERASURE_REWRITE` on (the default): `VACUUM FULL` of
+  the tables the erasure touched rewrites them and their indexes into new
+  files, so no dead tuple of the text is left in the table files when the
+  call returns. It takes each table's exclusive lock for the rewrite; with the
+  setting off, `manage.py erasure_rewrite` does the same on the operator's
+  schedule. What PostgreSQL has already written to its WAL and to backups
+  stays there until they rotate (README, "Erasure on disk").
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from django.conf import settings
+from django.db import connection, transaction
+
+logger = logging.getLogger(__name__)
+
+# A rewrite waits at most this long for a table's lock; a busy table is left
+# for the next erasure or for `erasure_rewrite` rather than stalling traffic.
+REWRITE_LOCK_TIMEOUT = "5s"
+
+
+class _Flush:
+    """The one after-commit flush of a transaction, gathering its tables."""
+
+    def __init__(self) -> None:
+        self.tables: set[str] = set()
+
+    def __call__(self) -> None:
+        erasure_flush(tables=sorted(self.tables))
+
+
+def erasure_on_disk(tables: Iterable[str] = ()) -> None:
+    """Flush the erased text out of the files once the current transaction
+    commits (at once outside one). `tables`: the database tables the erasure
+    changed (PostgreSQL rewrites those; SQLite checkpoints the whole file)."""
+    if not connection.in_atomic_block:
+        erasure_flush(tables=tables)
+        return
+    # A rolled-back transaction drops its callbacks, so the pending flush is
+    # looked up among the connection's own rather than remembered elsewhere.
+    for _sids, func, _robust in connection.run_on_commit:
+        if isinstance(func, _Flush):
+            func.tables.update(tables)
+            return
+    flush = _Flush()
+    flush.tables.update(tables)
+    transaction.on_commit(flush)
+
+
+def erasure_flush(*, tables: Iterable[str], rewrite: bool | None = None) -> list[str]:
+    """Checkpoint (SQLite) or rewrite (PostgreSQL) now; returns the tables rewritten.
+    Must run outside any transaction."""
+    if connection.in_atomic_block:
+        return []
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return []
+    if connection.vendor != "postgresql":
+        return []
+    if rewrite is None:
+        rewrite = settings.MEMORY_ERASURE_REWRITE
+    if not rewrite:
+        return []
+    existing = set(connection.introspection.table_names())
+    done = []
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(f"SET lock_timeout = '{REWRITE_LOCK_TIMEOUT}'")
+        try:
+            for table in sorted(set(tables) & existing):
+                try:
+                    cursor.execute(f"VACUUM (FULL) {quote(table)}")
+                    done.append(table)
+                except Exception:
+                    # The erasure itself is committed; a table left unrewritten
+                    # is what `erasure_rewrite` is for.
+                    logger.warning("erasure: %s was not rewritten (busy); run erasure_rewrite", table, exc_info=True)
+        finally:
+            cursor.execute("RESET lock_timeout")
+    return done
