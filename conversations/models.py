@@ -219,8 +219,9 @@ class SessionEntry(models.Model):
     # PostgreSQL's jsonb refuses (an escaped NUL inside a tool's output).
     entry = models.TextField()
     # The conversation message this entry shows up as (user / assistant lines
-    # of the main transcript), if any.
-    message = models.ForeignKey(Message, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    # of the main transcript), if any. The line is the same text: deleting the
+    # message erases it too, or the transcript would keep what was erased.
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     mtime_ms = models.BigIntegerField(default=0)
 
     class Meta:

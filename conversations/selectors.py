@@ -611,7 +611,7 @@ def _holds(value: Any, text: str) -> bool:
     if isinstance(value, list):
         return any(_holds(element, text) for element in value)
     if isinstance(value, dict):
-        return any(_holds(element, text) for element in value.values())
+        return any(text in key or _holds(element, text) for key, element in value.items())
     return False
 
 

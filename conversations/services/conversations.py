@@ -134,7 +134,14 @@ def conversation_update(
                     merged[key] = value
             conversation.metadata = merged
             fields.append("metadata")
-        if user_id is not UNSET:
+        if user_id is not UNSET and user_id != conversation.user_id:
+            if conversation.user_id is not None:
+                # Its floors were written by that user and their facts filed
+                # under that user's scope: another user cannot take them over.
+                raise ConflictError(
+                    f"Conversation '{external_id}' belongs to user_id '{conversation.user_id}'; "
+                    "a conversation's user is fixed once set."
+                )
             conversation.user_id = user_id
             fields.append("user_id")
         conversation.save(update_fields=fields)

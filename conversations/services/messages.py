@@ -186,6 +186,23 @@ def _replays(
     return replayed
 
 
+# A conversation's user is fixed once set: an append naming another user
+# changes nothing here and is refused by the transaction path (409), so floors
+# are always filed under the user who wrote them.
+_SAME_USER = (
+    f"({column(Conversation, 'user_id')} IS NULL OR CAST(%s AS TEXT) IS NULL "
+    f"OR {column(Conversation, 'user_id')} = %s)"
+)
+
+
+def _user_conflict(*, external_id: str, held: str | None, given: str | None) -> None:
+    if given is not None and held is not None and held != given:
+        raise ConflictError(
+            f"Conversation '{external_id}' belongs to user_id '{held}'; a conversation's user is fixed once set "
+            f"(append without user_id, or with the same one)."
+        )
+
+
 def _bump_conversation(
     *, workspace: Workspace, external_id: str, count: int, now, user_id: str | None
 ) -> int | None:
@@ -197,10 +214,11 @@ def _bump_conversation(
         f"{column(conv, 'last_message_at')} = %s, "
         f"{column(conv, 'user_id')} = COALESCE(%s, {column(conv, 'user_id')}) "
         f"WHERE {column(conv, 'workspace')} = %s AND {column(conv, 'external_id')} = %s "
-        f"AND {column(conv, 'message_count')} + %s <= %s RETURNING {column(conv, 'id')}"
+        f"AND {column(conv, 'message_count')} + %s <= %s AND {_SAME_USER} RETURNING {column(conv, 'id')}"
     )
     stamp = Conversation._meta.get_field("last_message_at").get_db_prep_save(now, connection)
-    row = fetch_one(sql, [count, stamp, user_id, workspace.pk, external_id, count, MAX_MESSAGES_PER_CONVERSATION])
+    row = fetch_one(sql, [count, stamp, user_id, workspace.pk, external_id, count, MAX_MESSAGES_PER_CONVERSATION,
+                          user_id, user_id])
     return row[0] if row else None
 
 
@@ -254,7 +272,7 @@ def _append_statement_parts() -> tuple[str, list[Any]]:
         f"WITH conv AS (UPDATE {table(conv)} SET {column(conv, 'message_count')} = {column(conv, 'message_count')} + %s, "
         f"{column(conv, 'last_message_at')} = %s, {column(conv, 'user_id')} = COALESCE(%s, {column(conv, 'user_id')}) "
         f"WHERE {column(conv, 'workspace')} = %s AND {column(conv, 'external_id')} = %s "
-        f"AND {column(conv, 'message_count')} + %s <= %s "
+        f"AND {column(conv, 'message_count')} + %s <= %s AND {_SAME_USER} "
         f"AND EXISTS (SELECT 1 FROM {table(br)} WHERE {table(br)}.{column(br, 'conversation')} = "
         f"{table(conv)}.{column(conv, 'id')} AND {table(br)}.{column(br, 'name')} = %s) "
         f"RETURNING {table(conv)}.{column(conv, 'id')} AS id), "
@@ -285,7 +303,8 @@ def _append_statement(
     count = len(rows)
     stamp = Conversation._meta.get_field("last_message_at").get_db_prep_save(now, connection)
     params: list[Any] = [
-        count, stamp, user_id, workspace.pk, external_id, count, MAX_MESSAGES_PER_CONVERSATION, branch_name,  # conv
+        count, stamp, user_id, workspace.pk, external_id, count, MAX_MESSAGES_PER_CONVERSATION,
+        user_id, user_id, branch_name,  # conv
         count, tokens, branch_name,  # br
         workspace.pk, count,  # ins
     ]
@@ -313,6 +332,8 @@ def _append_transaction(
             conversation, created = _conversation_lock_or_create(
                 workspace=workspace, external_id=external_id, user_id=user_id, metadata=None, source=source
             )
+            if not created:
+                _user_conflict(external_id=external_id, held=conversation.user_id, given=user_id)
             if not created and conversation.message_count + count > MAX_MESSAGES_PER_CONVERSATION:
                 raise _quota_error(workspace=workspace, external_id=external_id, count=count)
             conversation_id = _bump_conversation(

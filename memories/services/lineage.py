@@ -63,8 +63,11 @@ from memories.services.items_batch import (
 from memories.services.jobs import memory_job_enqueue
 from memories.services.redaction import REDACTED_PLACEHOLDER
 from memories.services.scopes import COMPACTABLE_SCOPES, branch_scope_id, lock_scope_state, parse_branch_scope_id
+from memories.services.text_sweep import text_sweep_count, text_sweep_erase
 from memories.services.versioning import deleted_memories_versions_redact
+from memory_project.erasure import erasure_on_disk
 from memory_project.errors import DomainError, ValidationError
+from memory_project.user_text import user_text_tables
 
 logger = logging.getLogger(__name__)
 
@@ -217,18 +220,7 @@ def _purge_indexes() -> None:
     # Deleted rows leave their terms in older FTS5 segments until a merge.
     search_index_purge()
     recall_index_purge()
-    transaction.on_commit(_wal_checkpoint)
-
-
-def _wal_checkpoint() -> None:
-    """SQLite's write-ahead log holds the pages as they were before the erasure
-    until a checkpoint copies them back; empty it once the erasure commits (a
-    busy reader only delays it to the next automatic checkpoint)."""
-    from django.db import connection
-
-    if connection.vendor == "sqlite" and not connection.in_atomic_block:
-        with connection.cursor() as cursor:
-            cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    erasure_on_disk(user_text_tables())
 
 
 def _rederive_floor(*, scope_id: str, erased: list[dict], event_floor: int | None, event_scope_id: str | None) -> int:
@@ -390,6 +382,8 @@ def lineage_erase_messages(
     event_scope_id = branch_scope_id(external_id, branch_name) if branch_name else None
     scope_ids = [branch_scope_id(external_id, name) for name in branch_names]
     with transaction.atomic():
+        # The message's own text left its table in the change this follows.
+        erasure_on_disk(user_text_tables())
         candidates = _conversation_items(
             workspace=workspace, external_id=external_id, branch_names=branch_names, user_id=user_id
         ).values("pk", "sources", "source_memory_ids")
@@ -624,6 +618,7 @@ def lineage_erase_memories(*, workspace, actor: Actor, memory_ids: Iterable[str]
     memory_ids = list(memory_ids)
     report = LineageReport()
     with transaction.atomic():
+        erasure_on_disk(user_text_tables())
         query = Q()
         scopes = set(scopes)
         for scope, scope_id in scopes:
@@ -739,6 +734,9 @@ class TextOccurrences:
     # search would miss it).
     message_ids: list[str] = field(default_factory=list)
     message_derived_ids: list[str] = field(default_factory=list)
+    # Every registered column holding it (`table.column` -> rows), from the
+    # user-text registry: metadata, keys, paths, session entries, blobs.
+    columns: dict[str, int] = field(default_factory=dict)
 
 
 def workspace_text_occurrences(*, workspace, text: str, messages: bool = False) -> TextOccurrences:
@@ -773,6 +771,7 @@ def workspace_text_occurrences(*, workspace, text: str, messages: bool = False) 
         for external_id, message_ids in by_conversation.items():
             made.update(message_descendants(workspace=workspace, external_id=external_id, message_ids=message_ids))
         found.message_derived_ids = sorted(made - set(memory_ids) - set(derived))
+        found.columns = text_sweep_count(workspace=workspace, text=text)
     return found
 
 
@@ -832,11 +831,14 @@ def workspace_text_redact(*, workspace, actor: Actor, text: str) -> dict[str, An
                     external_id = None
             cleared += _clear_rolling(workspace=workspace, states=[state], external_id=external_id or "",
                                       conversation_exists=external_id is not None and state.conversation_id is not None)
+        # What lineage does not reach: metadata, keys, paths, session entries, blobs.
+        swept = text_sweep_erase(workspace=workspace, text=text)
         _purge_indexes()
     return {
         "memories_replaced": replaced,
         "versions_redacted": versions,
         "messages_redacted": messages,
+        "columns_scrubbed": swept,
         "lineage": {**report.as_dict(), "summaries_cleared": cleared},
     }
 
@@ -847,7 +849,7 @@ def _replace_in_json(value: Any, text: str) -> Any:
     if isinstance(value, list):
         return [_replace_in_json(element, text) for element in value]
     if isinstance(value, dict):
-        return {key: _replace_in_json(element, text) for key, element in value.items()}
+        return {_replace_in_json(key, text): _replace_in_json(element, text) for key, element in value.items()}
     return value
 
 

@@ -50,8 +50,11 @@ def test_update_conversation_shallow_merge_and_null_deletes(api):
     response = api.patch(conv_url("c1"), {"user_id": "u2"}, format="json")
     assert response.json()["data"]["user_id"] == "u2"
     assert response.json()["data"]["metadata"]["title"] == "产品咨询"
-    response = api.patch(conv_url("c1"), {"user_id": None}, format="json")
-    assert response.json()["data"]["user_id"] is None
+    # Once set, the user is fixed: neither cleared nor changed (409), and the
+    # same value again changes nothing.
+    assert_error(api.patch(conv_url("c1"), {"user_id": None}, format="json"), 409, "conflict_error")
+    assert_error(api.patch(conv_url("c1"), {"user_id": "u3"}, format="json"), 409, "conflict_error")
+    assert api.patch(conv_url("c1"), {"user_id": "u2"}, format="json").json()["data"]["user_id"] == "u2"
 
 
 def test_update_conversation_errors(api):

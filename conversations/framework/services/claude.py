@@ -307,3 +307,23 @@ def session_key_delete(*, workspace: Workspace, key: SessionKey) -> None:
             SessionEntry.objects.filter(session=session, subpath=key.subpath).delete()
             return
         conversation_delete(workspace=workspace, external_id=session.conversation.external_id)
+
+
+def session_entries_note_message_edited(*, event) -> None:
+    """Receiver of `message_edited`: a transcript line mirrored as the edited
+    message shows its new content, so the old text is not kept in the
+    session's copy (a deleted message takes its line with it: the foreign
+    key cascades)."""
+    if not event.content_changed:
+        return
+    from conversations.models import Message
+
+    content = Message.objects.filter(pk=event.message_id).values_list("content", flat=True).first()
+    if content is None:
+        return
+    with transaction.atomic():
+        for row in SessionEntry.objects.select_for_update().filter(message_id=event.message_id).only("pk", "entry"):
+            entry = json.loads(row.entry)
+            if isinstance(entry.get("message"), dict):
+                entry["message"]["content"] = content
+                SessionEntry.objects.filter(pk=row.pk).update(entry=json.dumps(entry, ensure_ascii=False))
