@@ -34,7 +34,7 @@ def test_the_columns_the_issue_named_are_declared_with_their_erasure():
 def test_a_new_model_with_an_undeclared_text_column_is_caught():
     from django.db import models
 
-    class Scratch(models.Model):
+    class Scratch(models.Model):  # noqa: DJ008
         note = models.TextField()
 
         class Meta:

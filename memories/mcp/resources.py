@@ -134,18 +134,11 @@ def resource_read(*, workspace, uri: str) -> ResourceContent:
 
 
 def _rolling_summary(workspace, conversation_id: str) -> str:
-    """The main line's rolling summary: the conversation's `summary` metadata,
-    else the main branch's scope state (empty when nothing was summarized yet)."""
-    from conversations.models import MAIN_BRANCH
+    """The main line's rolling summary as a reader may see it
+    (`memories.selectors.summaries`: in a review workspace, approved summaries only)."""
     from conversations.selectors import conversation_get_or_404
-    from memories.models import ScopeState
-    from memories.services.scopes import branch_scope_id
+    from memories.selectors.summaries import visible_rolling_summary
 
     conversation = conversation_get_or_404(workspace=workspace, external_id=conversation_id)
-    summary = (conversation.metadata or {}).get("summary")
-    if isinstance(summary, str) and summary:
-        return summary
-    state = ScopeState.objects.filter(
-        workspace=workspace, scope=Scope.BRANCH, scope_id=branch_scope_id(conversation.external_id, MAIN_BRANCH)
-    ).values_list("rolling_summary", flat=True).first()
-    return state or ""
+    return visible_rolling_summary(workspace=workspace, external_id=conversation.external_id,
+                                   metadata=conversation.metadata)

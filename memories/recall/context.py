@@ -24,9 +24,10 @@ from conversations.models import MAIN_BRANCH, Message
 from conversations.resources.selectors import conversation_resource_list
 from conversations.selectors import MessageRow, branch_message_rows, branch_view, conversation_branch_get_or_404
 from memories.llm.tokens import content_text, count_content_tokens, count_tokens
-from memories.models import LifecycleStatus, MemoryItem, Scope, ScopeState
+from memories.models import Scope
 from memories.recall.index import memory_scope_token, passage_scope_token
 from memories.recall.selection import RecallScope, Selection, recall_select
+from memories.selectors.summaries import visible_rolling_summary
 from memories.services.items_batch import memory_items_mark_used, used_stamp_is_stale
 from memories.services.scopes import branch_scope_id
 
@@ -266,18 +267,7 @@ def context_assemble(*, workspace, external_id: str, request: ContextRequest) ->
 
 
 def _rolling_summary(conversation, branch) -> str:
-    """The branch's rolling summary, unless review holds it back: in a workspace
-    that requires review, a summary is shown only once nothing it was built
-    from awaits approval (it would otherwise leak unreviewed extractions)."""
-    scope_id = branch_scope_id(conversation.external_id, branch.name)
-    if conversation.workspace.requires_review and MemoryItem.objects.filter(
-            workspace_id=conversation.workspace_id, scope=Scope.BRANCH, scope_id=scope_id,
-            lifecycle_status=LifecycleStatus.PENDING).exists():
-        return ""
-    if branch.name == MAIN_BRANCH:
-        value = (conversation.metadata or {}).get("summary")
-        if isinstance(value, str) and value:
-            return value
-    state = ScopeState.objects.filter(workspace_id=conversation.workspace_id, scope=Scope.BRANCH,
-                                      scope_id=scope_id).only("rolling_summary").first()
-    return state.rolling_summary if state else ""
+    """The branch's rolling summary as a reader may see it: in a workspace that
+    requires review, only what approved summaries say (`visible_rolling_summary`)."""
+    return visible_rolling_summary(workspace=conversation.workspace, external_id=conversation.external_id,
+                                   metadata=conversation.metadata, branch_name=branch.name)

@@ -348,8 +348,11 @@ def rederive_run(job: MemoryJob) -> dict:
             state.save(update_fields=["last_processed_floor_no", "rolling_summary", "rolling_sources",
                                       "summarized_until", "updated_at"])
             if branch.name == MAIN_BRANCH:
+                # Under review only approved summaries reach readers
+                # (memories.selectors.summaries): nothing is published here.
+                published = rolling if not workspace.requires_review else ""
                 conversation_update(workspace=workspace, external_id=conversation.external_id, metadata={
-                    "summary": rolling or None, "summarized_until": state.summarized_until or None})
+                    "summary": published or None, "summarized_until": state.summarized_until or None})
             _purge_indexes()
             job.payload = {**job.payload, "reset_done": True, "from_floor_no": floor}
             job.result = {"removed": len(erased)}

@@ -12,7 +12,7 @@ from memories.models import MemoryItem, Scope
 from tests.conversations.helpers import append, append_ok, assert_error, conv_url
 from tests.memories.pipeline_helpers import eager_celery
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_another_user_on_a_later_append_is_a_409_that_changes_nothing(api):

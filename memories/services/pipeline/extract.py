@@ -300,7 +300,10 @@ def extract_run(job: MemoryJob) -> dict:
                     state.rolling_sources = list(dict.fromkeys([*state.rolling_sources, *result.rolling_sources])) \
                         if result.rolling_summary else []
                     state.summarized_until = turns[-1].message_id
-                    if branch.name == "main" and result.rolling_summary:
+                    # Under review the summary quotes unapproved extractions:
+                    # it stays in the scope state, for operators only
+                    # (memories.selectors.summaries).
+                    if branch.name == "main" and result.rolling_summary and not review:
                         summary_update = {"summary": result.rolling_summary, "summarized_until": turns[-1].message_id}
                         conversation.metadata = {**(conversation.metadata or {}), **summary_update}
                     # A network model's calls and cached prompt tokens, where it reports them.
