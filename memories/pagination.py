@@ -81,7 +81,12 @@ def parse_bool(params, name: str, *, default: bool = False) -> bool:
     raise ValidationError(f"{name} must be true or false.")
 
 
-def parse_int(params, name: str, *, default: int, minimum: int = 0) -> int:
+# No integer parameter is unbounded: one past what any column or loop can use
+# would otherwise reach the database (an overflow there is a 500).
+MAX_INT_PARAM = 1_000_000
+
+
+def parse_int(params, name: str, *, default: int, minimum: int = 0, maximum: int = MAX_INT_PARAM) -> int:
     raw = params.get(name)
     if raw is None:
         return default
@@ -91,6 +96,8 @@ def parse_int(params, name: str, *, default: int, minimum: int = 0) -> int:
         raise ValidationError(f"{name} must be an integer.")
     if value < minimum:
         raise ValidationError(f"{name} must be at least {minimum}.")
+    if value > maximum:
+        raise ValidationError(f"{name} must be at most {maximum}.")
     return value
 
 

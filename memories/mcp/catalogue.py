@@ -21,6 +21,8 @@ RECALL_DEFAULT_TOKENS = 1000
 RECALL_MAX_TOKENS = 20_000
 LIST_DEFAULT_LIMIT = 20
 LIST_MAX_LIMIT = 100
+# As the REST list (memories.views.items.MAX_OFFSET): every integer has a ceiling.
+LIST_MAX_OFFSET = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -242,7 +244,8 @@ _MEMORY_TOOLS = (
                     "maximum": LIST_MAX_LIMIT,
                     "description": f"Page size (default {LIST_DEFAULT_LIMIT}).",
                 },
-                "offset": {"type": "integer", "minimum": 0, "description": "Memories to skip (default 0)."},
+                "offset": {"type": "integer", "minimum": 0, "maximum": LIST_MAX_OFFSET,
+                           "description": "Memories to skip (default 0)."},
             },
             "additionalProperties": False,
         },

@@ -21,22 +21,24 @@ server sends nothing unprompted. `DELETE` ends nothing and answers 204.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 from typing import Any
 
 import anyio
 from asgiref.sync import async_to_sync
 from django.core import signing
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponse, JsonResponse
 from drf_spectacular.utils import extend_schema
 from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from rest_framework.exceptions import ParseError
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from memories.mcp.server import CALLER_SCOPE_KEY, Caller, build_server
+from memory_project.parsers import decode_json_bytes
 
 SESSION_HEADER = "mcp-session-id"
 SESSION_SALT = "memories.mcp.session"
@@ -77,12 +79,8 @@ def _session_client(token: str, api_key_id: str) -> tuple[bool, str | None]:
     return True, data.get("c") or None
 
 
-def _initialize_client(body: bytes) -> tuple[bool, str | None]:
-    """(is an `initialize` request, the client's declared name)."""
-    try:
-        message = json.loads(body)
-    except ValueError:
-        return False, None
+def _initialize_client(message: Any) -> tuple[bool, str | None]:
+    """(is an `initialize` request, the client's declared name) of the parsed body."""
     messages = message if isinstance(message, list) else [message]
     for entry in messages:
         if isinstance(entry, dict) and entry.get("method") == "initialize":
@@ -91,6 +89,26 @@ def _initialize_client(body: bytes) -> tuple[bool, str | None]:
             name = info.get("name") if isinstance(info, dict) else None
             return True, name if isinstance(name, str) else None
     return False, None
+
+
+def _rpc_error(code: int, message: str, status: int) -> JsonResponse:
+    return JsonResponse({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, status=status)
+
+
+def _parsed_body(request: Request) -> tuple[bytes, Any] | JsonResponse:
+    """The body and its value through the REST API's own strict parser (UTF-8,
+    size, nesting depth, finite numbers, no NUL or lone surrogate), so a
+    hostile body is a JSON-RPC parse error here and never reaches the SDK's
+    decoder (5,000 levels of nesting were a RecursionError there) or the
+    database (PostgreSQL refuses NUL)."""
+    try:
+        body = request.body
+    except RequestDataTooBig:
+        return _rpc_error(-32600, "The request body is too large.", 413)
+    try:
+        return body, decode_json_bytes(body)
+    except ParseError as exc:
+        return _rpc_error(-32700, f"Parse error: {exc.detail}", 400)
 
 
 def _session_not_found() -> JsonResponse:
@@ -162,8 +180,11 @@ class McpView(APIView):
     content_negotiation_class = _AlwaysJson
 
     def post(self, request: Request) -> HttpResponse:
-        body = request.body
-        is_initialize, client_name = _initialize_client(body)
+        parsed = _parsed_body(request)
+        if isinstance(parsed, JsonResponse):
+            return parsed
+        body, message = parsed
+        is_initialize, client_name = _initialize_client(message)
         token = request.headers.get(SESSION_HEADER)
         if token and not is_initialize:
             valid, client_name = _session_client(token, request.auth.pk)

@@ -144,9 +144,31 @@ def user_recall_scope(*, workspace, user_id: str | None) -> RecallScope:
                        memory_tokens=[memory_scope_token(workspace.pk, s, i) for s, i in scopes])
 
 
+# The query is analysed term by term (stems, n-grams, index lookups, an
+# embedding), so its size is bounded before analysis: an explicit query is
+# refused past MAX_QUERY_CHARS (the serializer); the default one, the latest
+# user message, may be megabytes and is cut to its first MAX_QUERY_CHARS
+# characters, MAX_QUERY_BYTES of UTF-8 and MAX_QUERY_TERMS words.
+MAX_QUERY_CHARS = 4000
+MAX_QUERY_BYTES = 8192
+MAX_QUERY_TERMS = 200
+
+
+def bounded_query(query: str) -> str:
+    query = query[:MAX_QUERY_CHARS]
+    if len(query) * 4 > MAX_QUERY_BYTES:
+        query = query.encode("utf-8")[:MAX_QUERY_BYTES].decode("utf-8", errors="ignore")
+    words = query.split(maxsplit=MAX_QUERY_TERMS)
+    if len(words) > MAX_QUERY_TERMS:
+        query = " ".join(words[:MAX_QUERY_TERMS])
+    return query
+
+
 def recall(*, workspace, scope: RecallScope, query: str, strategy: str, budget: int) -> Selection:
     """Select, then stamp `last_used_at` on the memories chosen."""
     from memories.recall.dense import dense_similarities
+
+    query = bounded_query(query)
 
     selection = recall_select(scope=scope, query=query, strategy=strategy, budget=budget,
                               dense=dense_similarities(workspace_id=scope.workspace_id))
@@ -187,7 +209,9 @@ def context_assemble(*, workspace, external_id: str, request: ContextRequest) ->
 
     query = request.query
     if query is None:
-        query = next((content_text(m.content) for m in reversed(history) if m.role == "user"), "")
+        latest = next((m.content for m in reversed(history) if m.role == "user"), "")
+        # A cheap cut before the text is even joined (a content list of many parts).
+        query = bounded_query(latest if isinstance(latest, str) else content_text(latest))
 
     sections: list[str] = []
     if request.system:

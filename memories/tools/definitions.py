@@ -13,9 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from memories.models import MAX_PATH_SEGMENTS
 from memory_project.errors import ValidationError
 
 FORMATS = ("anthropic", "openai", "openai_responses")
+
+# A memory's content is at most 100 KB: no line number beyond this is real.
+MAX_LINE_NUMBER = 1_000_000
 
 _PATH = {
     "type": "string",
@@ -46,7 +50,8 @@ TOOLS: dict[str, ToolSpec] = {
                 "type": "object",
                 "properties": {
                     "path_prefix": _PREFIX,
-                    "depth": {"type": "integer", "minimum": 0, "description": "0 lists everything below the prefix."},
+                    "depth": {"type": "integer", "minimum": 0, "maximum": MAX_PATH_SEGMENTS,
+                              "description": "0 lists everything below the prefix."},
                     "page": {"type": "string", "description": "The next_page token of a previous call."},
                 },
                 "additionalProperties": False,
@@ -77,7 +82,8 @@ TOOLS: dict[str, ToolSpec] = {
                 "type": "object",
                 "properties": {
                     "path": _PATH,
-                    "view_range": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
+                    "view_range": {"type": "array", "items": {"type": "integer", "minimum": -1, "maximum": MAX_LINE_NUMBER},
+                                   "minItems": 2, "maxItems": 2},
                 },
                 "required": ["path"],
                 "additionalProperties": False,

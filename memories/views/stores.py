@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memories import pagination as pg
-from memories.models import MemoryItem, MemoryStore, MemoryVersion, VersionOperation
+from memories.models import MAX_PATH_SEGMENTS, MemoryItem, MemoryStore, MemoryVersion, VersionOperation
 from memories.paths import normalize_prefix
 from memories.selectors import stores as selectors
 from memories.serializers.stores import (
@@ -114,7 +114,7 @@ class MemoryViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
         page = selectors.memory_list(
             store=store,
             prefix=prefix,
-            depth=pg.parse_int(params, "depth", default=0),
+            depth=pg.parse_int(params, "depth", default=0, maximum=MAX_PATH_SEGMENTS),
             limit=pg.parse_limit(params, view=view),
             page=params.get("page"),
             with_content=view == "full",

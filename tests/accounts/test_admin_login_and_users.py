@@ -20,11 +20,13 @@ PASSWORD = "a-long-password-123"
 
 
 @pytest.fixture(autouse=True)
-def _clean_cache(settings):
+def _own_cache(settings, tmp_path):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.ADMIN_LOGIN_MAX_FAILURES = 3
     settings.ADMIN_LOGIN_WINDOW_SECONDS = 3600
-    cache.clear()
+    # A cache of this test's own: other tests running beside it clear theirs.
+    settings.CACHES = {"default": {"BACKEND": "memory_project.cache.SQLiteCache",
+                                   "LOCATION": str(tmp_path / "cache.sqlite3")}}
     yield
     cache.clear()
 
