@@ -40,3 +40,5 @@ declare(
 )
 declare_index("memories_memoryitem_fts", source="memories.MemoryItem.content")
 declare_index("memories_recallentry_fts", source="memories.RecallEntry.terms")
+# Per-scope counters of the recall index.
+declare("memories.RecallScopeStats", no_user_text=["scope_token"])

@@ -25,8 +25,7 @@ def _own_cache(settings, tmp_path):
     settings.ADMIN_LOGIN_MAX_FAILURES = 3
     settings.ADMIN_LOGIN_WINDOW_SECONDS = 3600
     # A cache of this test's own: other tests running beside it clear theirs.
-    settings.CACHES = {"default": {"BACKEND": "memory_project.cache.SQLiteCache",
-                                   "LOCATION": str(tmp_path / "cache.sqlite3")}}
+    settings.CACHES = {"default": {"BACKEND": "diskcache.DjangoCache", "LOCATION": str(tmp_path / "cache")}}
     yield
     cache.clear()
 
