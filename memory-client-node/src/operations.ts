@@ -220,6 +220,23 @@ export function listMemories(args: Filters = {}): Call<Page> {
   return { method: "GET", path: "memories", params: snakeKeys(args), parse: page };
 }
 
+/** A `Page` of the memories most relevant to `query` (by meaning and words, as
+ * the recall index ranks them), best first, each with its `score`; in a user's
+ * scope (`userId`), a conversation's (`conversationId`) or `scope` + `scopeId`.
+ * Other list filters apply. */
+export function searchMemories(args: { query: string; userId?: string | null; conversationId?: string | null; [filter: string]: unknown }): Call<Page> {
+  return { method: "GET", path: "memories", params: snakeKeys(args), parse: page };
+}
+
+/** Deletes every memory of a user, following lineage: `{user_id, deleted, ids}`.
+ * Deleting twice deletes nothing more, so it is retried. */
+export function deleteUserMemories(args: { userId: string; includeConversations?: boolean }): Call {
+  return {
+    method: "DELETE", path: "memories",
+    params: { user_id: args.userId, include_conversations: args.includeConversations ?? false }, retry: true,
+  };
+}
+
 export function createMemory(args: { scope: string; type: string; content: unknown; [field: string]: unknown }): Call {
   return { method: "POST", path: "memories", json: snakeKeys(args) };
 }

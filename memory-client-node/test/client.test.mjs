@@ -155,9 +155,23 @@ describe("memory items, edges, stores", () => {
     assert.deepEqual(edges, [edge.id]);
     await memory.deleteEdge({ edgeId: edge.id });
 
+    const ranked = await memory.searchMemories({ query: `${tag} number 2`, scope: "global", limit: 3 });
+    assert.ok(ranked.data.length > 0);
+    assert.ok(ranked.data.every((m) => typeof m.score === "number"));
+
     const batch = await memory.batchDeleteMemories({ ids: made.map((m) => m.id) });
     assert.equal(batch.results.length, 3);
     await assert.rejects(memory.getMemory({ memoryId: made[0].id }), MemoryNotFoundError);
+  });
+
+  it("deletes every memory of a user", async () => {
+    const userId = unique("forget-me");
+    await memory.appendMessage({ conversationId: unique("user-conv"), role: "user", content: "hello", userId });
+    const made = await memory.createMemory({ scope: "user", scopeId: userId, type: "fact", content: "Likes chess." });
+    const result = await memory.deleteUserMemories({ userId });
+    assert.equal(result.user_id, userId);
+    assert.ok(result.ids.includes(made.id));
+    await assert.rejects(memory.getMemory({ memoryId: made.id }), MemoryNotFoundError);
   });
 
   it("writes store memories by path, pages them and refuses a stale precondition", async () => {
