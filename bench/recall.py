@@ -45,7 +45,11 @@ Printed figures, one per line, `recall <variant>@<budget> <value>`:
                        context text (system text and messages)
   service-<strategy>   each strategy named explicitly
   compacted            the default strategy after the compaction pass
-and `recall service@1000[<category>] <value>` per question category.
+and `recall service@1000[<category>] <value>` per question category, then
+bm25 and service @1000 on the tuning split and the held-out split (every
+third question of each dialog, see `held_out`), overall and multi-hop.
+`--sweep` scores settings on both splits first and keeps the tuning split's
+best (`sweep <SETTING>=<value> ...` lines).
 
     .venv/bin/python bench/recall.py [--quick] [--budgets 500,1000,2000]
         [--dialogs owen-rosa,priya-assistant] [--database sqlite|postgresql]
@@ -90,6 +94,14 @@ from memories.llm.tokens import count_tokens  # noqa: E402  (the service's own t
 DB_NAME = "bench_recall"
 STRATEGIES = ("importance", "balanced", "dual-summary")
 CATEGORIES = ("single-hop", "multi-hop", "temporal", "updated-fact", "cross-language")
+# Settings a sweep may set (`--sweep`): chosen on the tuning split, reported on both.
+SWEPT = ("RECALL_RRF_K", "RECALL_DENSE_MARGIN")
+
+
+def held_out(question: dict) -> bool:
+    """A third of each dialog's questions (every third by number), never used
+    to choose a setting: the figures a choice is judged by."""
+    return int(question["id"].rsplit("q", 1)[-1]) % 3 == 0
 # The recent-message window asked of the service, and given to the baseline too.
 WINDOW = 10
 # Context calls in flight: gunicorn serves 2 workers x 4 threads on 2 cores;
@@ -193,6 +205,15 @@ class Service:
         if "celery" not in self.procs:
             self._spawn("celery", [str(BIN / "celery"), "-A", "memory_project", "worker", "--concurrency", "1",
                                    "-l", "WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"])
+
+    def restart_web(self, overrides: dict[str, str]) -> None:
+        """gunicorn again, with these settings on top (a sweep's point)."""
+        proc = self.procs.pop("gunicorn")
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+        base = {k: v for k, v in self.env.items() if k not in SWEPT}
+        self.env = {**base, **overrides}
+        self.start_web()
 
     def check_alive(self) -> None:
         for name, proc in self.procs.items():
@@ -613,6 +634,31 @@ def measure(api: Api, jobs: list[tuple], budgets: list[int], strategies: list[st
     return out
 
 
+def sweep(api: Api, service: Service, jobs: list[tuple], resolve: SourceResolver, spec: str) -> dict[str, str]:
+    """Each value of each swept setting scored @1000 with the default
+    strategy on both splits; returns the best value of each on the tuning
+    split (ties to the earlier value)."""
+    def mean(values: list[float]) -> float:
+        return sum(values) / len(values) if values else 0.0
+
+    chosen: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in spec.split(";"))):
+        name, _, values = part.partition("=")
+        if name not in SWEPT:
+            raise SystemExit(f"--sweep: {name} is not one of {', '.join(SWEPT)}")
+        best: tuple[float, str] | None = None
+        for value in values.split(","):
+            service.restart_web({name: value})
+            scored = measure(api, jobs, [1000], [None], resolve)[(None, 1000)]
+            tuning = mean([recall_of(j[2], r["covered"]) for j, r in zip(jobs, scored, strict=True) if not held_out(j[1])])
+            held = mean([recall_of(j[2], r["covered"]) for j, r in zip(jobs, scored, strict=True) if held_out(j[1])])
+            log(f"sweep {name}={value} service@1000[tuning] {tuning:.3f} service@1000[held-out] {held:.3f}")
+            if best is None or tuning > best[0]:
+                best = (tuning, value)
+        chosen[name] = best[1]
+    return chosen
+
+
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
@@ -630,6 +676,11 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (database, logs)")
     parser.add_argument("--dump", type=Path, help="write per-question results (default strategy, before and after "
                                                    "compaction, every budget) to this JSON-lines file")
+    parser.add_argument("--sweep", default="",
+                        help="settings to choose on the tuning split before measuring, e.g. "
+                             "'RECALL_RRF_K=5,10,20,60;RECALL_DENSE_MARGIN=0.04,0.08,0.12': each value scored "
+                             "@1000 on both splits (others at their defaults), then the best on the tuning split "
+                             "of each is kept for the measurement")
     args = parser.parse_args()
     budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
     dialogs = load_dialogs(args.dialogs.split(",") if args.dialogs else None)
@@ -678,6 +729,10 @@ def main() -> int:
         log(f"questions: {len(jobs)}; budgets {budgets}; {len(STRATEGIES) + 2} variants through the service")
 
         t = time.monotonic()
+        if args.sweep:
+            chosen = sweep(api, service, jobs, resolve, args.sweep)
+            log("sweep: measuring with " + ", ".join(f"{k}={v}" for k, v in chosen.items()))
+            service.restart_web(chosen)
         results = measure(api, jobs, budgets, [None], resolve)
         default = results[(None, budgets[0])][0]["strategy"] or "balanced"
         others = [s for s in STRATEGIES if s != default]
@@ -738,6 +793,15 @@ def main() -> int:
             picked = [(j, r) for j, r in zip(jobs, results[(None, 1000)], strict=True) if j[1]["category"] == category]
             if picked:
                 lines.append((f"service@1000[{category}]", mean([recall_of(j[2], r["covered"]) for j, r in picked])))
+    if 1000 in budgets:
+        for split, keep in (("tuning", False), ("held-out", True)):
+            picked = [n for n, j in enumerate(jobs) if held_out(j[1]) is keep]
+            lines.append((f"bm25@1000[{split}]", mean([recall_of(jobs[n][2], baseline[1000][n]) for n in picked])))
+            lines.append((f"service@1000[{split}]",
+                          mean([recall_of(jobs[n][2], results[(None, 1000)][n]["covered"]) for n in picked])))
+            multi = [n for n in picked if jobs[n][1]["category"] == "multi-hop"]
+            lines.append((f"service@1000[multi-hop,{split}]",
+                          mean([recall_of(jobs[n][2], results[(None, 1000)][n]["covered"]) for n in multi])))
     for name, value in lines:
         log(f"recall {name} {value:.3f}")
     if args.dump:

@@ -43,9 +43,8 @@ logger = logging.getLogger(__name__)
 # worth several times over, so a write transaction stays short.
 EMBED_CHUNK = 128
 # Neighbours by meaning handed to fusion: at most this many, and only those
-# within DENSE_MARGIN of the best cosine.
+# within settings.RECALL_DENSE_MARGIN of the best cosine.
 DENSE_TOP_K = 200
-DENSE_MARGIN = 0.08
 # Vectors read per statement when a scope is loaded or extended.
 READ_CHUNK = 20000
 
@@ -276,7 +275,7 @@ def dense_similarities(*, workspace_id: str
         # Every text has some cosine with every query (e5's unrelated pairs sit
         # around 0.7-0.8): only the near neighbours of the best match count as
         # relevant by meaning, so an unrelated memory is not let in.
-        floor = float(scores[0]) - DENSE_MARGIN
+        floor = float(scores[0]) - settings.RECALL_DENSE_MARGIN
         return {int(i): float(v) for i, v in zip(ids, scores, strict=True) if v > 0 and v >= floor}
 
     return similarities

@@ -14,6 +14,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from django.conf import settings
+
 from memories.recall import index
 from memories.recall.analysis import query_terms
 from memories.recall.stats import scope_states
@@ -27,9 +29,6 @@ BM25_B = 0.75
 SHORTLIST_LIMIT = 800
 # Query terms kept: a whole user message as the query stays bounded.
 MAX_QUERY_TERMS = 48
-# Reciprocal-rank fusion constant (the customary 60): a rank-1 hit in one list
-# and rank-10 in the other beat a rank-5 in both only slightly.
-RRF_K = 60
 
 
 @dataclass
@@ -97,11 +96,12 @@ def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense=No
                 scored[entry_id].dense = value
         by_bm25 = sorted((s for s in scored.values() if s.bm25 > 0), key=lambda s: -s.bm25)
         by_dense = sorted((s for s in scored.values() if s.dense is not None), key=lambda s: -(s.dense or 0))
+        rrf_k = settings.RECALL_RRF_K
         fused: dict[int, float] = {}
         for position, s in enumerate(by_bm25):
-            fused[s.hit.id] = fused.get(s.hit.id, 0.0) + 1 / (RRF_K + position + 1)
+            fused[s.hit.id] = fused.get(s.hit.id, 0.0) + 1 / (rrf_k + position + 1)
         for position, s in enumerate(by_dense):
-            fused[s.hit.id] = fused.get(s.hit.id, 0.0) + 1 / (RRF_K + position + 1)
+            fused[s.hit.id] = fused.get(s.hit.id, 0.0) + 1 / (rrf_k + position + 1)
         top = max(fused.values(), default=0.0)
         for s in scored.values():
             s.relevance = fused.get(s.hit.id, 0.0) / top if top else 0.0

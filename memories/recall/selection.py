@@ -37,7 +37,7 @@ from django.utils import timezone
 from memories.llm.tokens import content_text, count_tokens
 from memories.models import LifecycleStatus, MemoryItem, MemoryType, RecallKind, Scope, Status, SummaryTier
 from memories.recall import ranking
-from memories.recall.passages import render_passage
+from memories.recall.passages import passage_parts
 from memory_project.db import column, model_rows, table
 
 STRATEGIES = ("balanced", "importance", "dual-summary")
@@ -95,6 +95,7 @@ class Candidate:
     memory: dict[str, Any] | None = None
     passage: dict[str, Any] | None = None
     reason: str = ""
+    day: str = ""  # a passage's day, written once above its group
 
     @property
     def sources(self) -> list[str]:
@@ -416,7 +417,8 @@ class _PassageTexts:
             start, end = other.passage.pop("start_char"), other.passage.pop("end_char")
             other.passage.update(role=row["role"], created_at=row["created_at"],
                                  text=content_text(row["content"])[start:end])
-            other.line = "- " + render_passage(row, start, end)
+            other.day, line = passage_parts(row, start, end)
+            other.line = "- " + line
         self.position = index
         return candidate.line != "\0"
 
@@ -429,14 +431,35 @@ def _pack(head: list[Candidate], ranked: list[Candidate], *, strategy: str, budg
     used = header_tokens
     examined = 0
 
+    days: set[str] = set()
+    # Messages the section already holds: a passage's, or a summary's sources.
+    covered: set[str] = set()
+
     def consider(candidate: Candidate, limit: int) -> None:
         nonlocal used
         candidate.tokens = count_tokens(candidate.line + "\n")
-        if used + candidate.tokens <= limit:
+        day_tokens = count_tokens(_day_header(candidate.day) + "\n") if candidate.day and candidate.day not in days else 0
+        if used + candidate.tokens + day_tokens <= limit:
             injected.append(candidate)
-            used += candidate.tokens
+            used += candidate.tokens + day_tokens
+            if candidate.day:
+                days.add(candidate.day)
+            if candidate.passage is not None or candidate.memory["type"] == MemoryType.SUMMARY:
+                covered.update(candidate.sources)
         else:
             omitted.append(candidate)
+
+    def adds_nothing(candidate: Candidate) -> bool:
+        """A passage of a message the section holds (a summary made of it
+        quotes it), or a summary of messages it holds: the budget would carry
+        the same turn twice."""
+        if candidate.passage is not None:
+            return candidate.passage["message_id"] in covered and any(
+                c.passage is None for c in injected if candidate.passage["message_id"] in c.sources)
+        if candidate.memory is not None and candidate.memory["type"] == MemoryType.SUMMARY:
+            sources = candidate.sources
+            return bool(sources) and all(m in covered for m in sources)
+        return False
 
     orientation_limit = header_tokens + int(budget * ORIENTATION_BUDGET_SHARE)
     pinned_limit = header_tokens + int(budget * PINNED_BUDGET_SHARE)
@@ -454,6 +477,10 @@ def _pack(head: list[Candidate], ranked: list[Candidate], *, strategy: str, budg
         examined += 1
         if not texts.fill(candidate):
             continue
+        if adds_nothing(candidate):
+            candidate.reason = "covered"
+            omitted.append(candidate)
+            continue
         before = len(injected)
         consider(candidate, budget)
         misses = 0 if len(injected) > before else misses + 1
@@ -470,7 +497,20 @@ def _pack(head: list[Candidate], ranked: list[Candidate], *, strategy: str, budg
                      tokens_used=count_tokens(text), candidates=len(head) + len(ranked), text=text)
 
 
+def _day_header(day: str) -> str:
+    return f"[{day}]"
+
+
 def _render(injected: list[Candidate]) -> str:
+    """Memories in rank order, then passages grouped by day (days in the
+    order their best passage ranked), each day's header once."""
     if not injected:
         return ""
-    return SECTION_HEADER + "\n" + "\n".join(c.line for c in injected)
+    lines = [c.line for c in injected if not c.day]
+    groups: dict[str, list[str]] = {}
+    for c in injected:
+        if c.day:
+            groups.setdefault(c.day, []).append(c.line)
+    for day, group in groups.items():
+        lines += [_day_header(day), *group]
+    return SECTION_HEADER + "\n" + "\n".join(lines)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from django.conf import settings
 from django.db import connection
 from django.db.models import Count, Q, Sum
 from django.test.utils import CaptureQueriesContext
@@ -70,7 +71,7 @@ def _exact(workspace, tokens, model, query_vector) -> dict[int, float]:
     matrix = embeddings.normalize_rows(embeddings.bytes_to_matrix([bytes(b) for _, b in pairs], 384))
     scores = matrix @ query_vector
     order = np.argsort(-scores)[:dense.DENSE_TOP_K]
-    floor = scores[order[0]] - dense.DENSE_MARGIN
+    floor = scores[order[0]] - settings.RECALL_DENSE_MARGIN
     return {int(ids[i]): float(scores[i]) for i in order if scores[i] > 0 and scores[i] >= floor}
 
 
