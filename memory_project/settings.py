@@ -399,8 +399,8 @@ RECALL_VECTOR_CACHE_MIB = env_int("RECALL_VECTOR_CACHE_MIB", 512)
 # Fusion of BM25 and dense rankings (chosen on bench/recall.py's tuning split;
 # the figures are in bench/README.md): the reciprocal-rank constant, and how
 # far below the best cosine a neighbour by meaning still counts.
-RECALL_RRF_K = env_float("RECALL_RRF_K", 60.0)
-RECALL_DENSE_MARGIN = env_float("RECALL_DENSE_MARGIN", 0.08)
+RECALL_RRF_K = env_float("RECALL_RRF_K", 10.0)
+RECALL_DENSE_MARGIN = env_float("RECALL_DENSE_MARGIN", 0.04)
 
 # --- Security -----------------------------------------------------------------
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -357,7 +357,7 @@ def rederive_run(job: MemoryJob) -> dict:
             job.payload = {**job.payload, "reset_done": True, "from_floor_no": floor}
             job.result = {"removed": len(erased)}
             MemoryJob.objects.filter(pk=job.pk).update(payload=job.payload, result=job.result)
-    return {**extract_run(job), "removed": len(erased) or job.result.get("removed", 0)}
+    return {**extract_run(job, whole=True), "removed": len(erased) or job.result.get("removed", 0)}
 
 
 # --- messages and conversations --------------------------------------------------------

@@ -47,6 +47,7 @@ class ScriptedModel:
 
     def __init__(self) -> None:
         self.requests: list[dict] = []
+        self.on_request = None  # called with each request, before it is answered
 
     def __call__(self, request):
         import httpx
@@ -55,6 +56,8 @@ class ScriptedModel:
 
         body = json.loads(request.content)
         self.requests.append(body)
+        if self.on_request is not None:
+            self.on_request()
         system = next(m["content"] for m in body["messages"] if m["role"] == "system")
         user = next(m["content"] for m in body["messages"] if m["role"] == "user")
         text = _llm_double().answer(system, user)

@@ -95,3 +95,27 @@ def test_a_prompt_carries_the_facts_its_turns_touch_not_all_of_them(workspace, d
     # often of what was said last); the rest stay out.
     assert any("Volvo" in line for line in shown)
     assert len(shown) < len(things), user
+
+
+def test_a_job_leaves_a_tail_appended_while_it_ran_to_the_next_one(workspace, django_capture_on_commit_callbacks,
+                                                                   model, settings):
+    """Turns appended while a job runs (an agent still talking), less than a
+    threshold's worth, are left to the next job: a call for a few turns costs
+    the whole prompt again. Turns there when it started are all read."""
+    from memories.models import ScopeState
+
+    settings.LLM_PROVIDER = "openai"
+    messages = [{"role": "user", "content": f"Note {i}: the blue van parks on level {i} today."} for i in range(6)]
+    late = iter([{"role": "user", "content": "Also the red car moved."}])
+    model.on_request = lambda: append_messages(workspace, "tail", [next(late)]) if len(model.requests) == 1 else None
+    with eager_celery(), override_settings(MEMORY_EXTRACT_BATCH_TOKENS=30, MEMORY_EXTRACT_MIN_TOKENS=1000), \
+            django_capture_on_commit_callbacks(execute=True):
+        append_messages(workspace, "tail", messages)
+        _extract(workspace, "tail")
+    state = ScopeState.objects.get(workspace=workspace, scope_id=branch_scope_id("tail", "main"))
+    assert len(model.requests) > 1 and state.last_processed_floor_no == 6
+    with eager_celery(), django_capture_on_commit_callbacks(execute=True):
+        memory_job_enqueue(workspace=workspace, kind=JobKind.REBUILD, scope="branch",
+                           scope_id=branch_scope_id("tail", "main"))
+    state.refresh_from_db()
+    assert state.last_processed_floor_no == 7

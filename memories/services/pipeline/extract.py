@@ -204,17 +204,19 @@ def _extract_batch(provider, job: MemoryJob, state: ScopeState, conversation, me
 
 
 def _token_window(messages, max_tokens: int):
-    """The first messages up to `max_tokens` of text (at least one): a network
-    model's batch, sized by what it costs rather than by a count of floors."""
+    """(the first messages up to `max_tokens` of text (at least one), their
+    tokens): a network model's batch, sized by what it costs rather than by
+    a count of floors."""
     total = 0
     for index, message in enumerate(messages):
-        total += count_tokens(content_text(message.content))
-        if total > max_tokens and index:
-            return messages[:index]
-    return messages
+        tokens = count_tokens(content_text(message.content))
+        if total + tokens > max_tokens and index:
+            return messages[:index], total
+        total += tokens
+    return messages, total
 
 
-def extract_run(job: MemoryJob) -> dict:
+def extract_run(job: MemoryJob, *, whole: bool = False) -> dict:
     """Read the scope's floors after its checkpoint, batch by batch, until none
     are left. A batch committed by an earlier (killed) run of this job is not
     read again: the checkpoint moved with it.
@@ -225,7 +227,11 @@ def extract_run(job: MemoryJob) -> dict:
     PostgreSQL `IN_PROCESS_FLOORS_PER_COMMIT_POSTGRESQL`):
     each batch still reads what the one before it wrote, so the memories are
     the same; what a commit costs beyond its writes (the scope's, branch's,
-    conversation's and job's rows, the commit itself) is paid once."""
+    conversation's and job's rows, the commit itself) is paid once.
+
+    With a network model a job ends, after its first batch, at a tail that
+    was appended while it ran and is smaller than the extraction threshold,
+    unless `whole` (a rebuild reads every floor)."""
     from conversations.selectors import branch_last_floor_no, branch_message_rows, branch_view
     from conversations.services import branch_mark_processed, conversation_update
 
@@ -239,6 +245,8 @@ def extract_run(job: MemoryJob) -> dict:
         lock_scope_state(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id, conversation=conversation,
                          branch=branch)
     provider = get_provider()
+    # Floors appended after this point came in while the job ran (see below).
+    last_at_start = branch_last_floor_no(branch_id=branch.pk) if not (whole or provider.in_process) else 0
     review = job.workspace.requires_review
     batch_size = max(1, settings.MEMORY_EXTRACT_BATCH_FLOORS)
     floors_per_commit = (IN_PROCESS_FLOORS_PER_COMMIT_POSTGRESQL if connection.vendor == "postgresql"
@@ -270,7 +278,13 @@ def extract_run(job: MemoryJob) -> dict:
         extracted = None
         if not provider.in_process:
             assert len(groups) == 1, "a network provider's commit holds one batch"
-            messages = _token_window(messages, max(1, settings.MEMORY_EXTRACT_BATCH_TOKENS))
+            messages, tokens = _token_window(messages, max(1, settings.MEMORY_EXTRACT_BATCH_TOKENS))
+            if (batches and not whole and messages[0].floor_no > last_at_start
+                    and tokens < settings.MEMORY_EXTRACT_MIN_TOKENS and len(messages) < batch_size):
+                # A conversation still being appended to: the tail that came
+                # in while this job ran waits for its own threshold (or the
+                # idle sweep) instead of costing a call of a few turns each.
+                break
             groups = [messages]
             extracted = _extract_batch(provider, job, state, conversation, messages, live, destination)
         with transaction.atomic():
@@ -410,7 +424,7 @@ def rebuild_run(job: MemoryJob) -> dict:
             job.payload = {**job.payload, "reset_done": True}
             MemoryJob.objects.filter(pk=job.pk).update(payload=job.payload, result={"removed": removed})
             job.result = {"removed": removed}
-    return {**extract_run(job), "removed": removed or job.result.get("removed", 0)}
+    return {**extract_run(job, whole=True), "removed": removed or job.result.get("removed", 0)}
 
 
 __all__ = ["extract_run", "rebuild_run", "Scope"]
