@@ -271,7 +271,14 @@ class Api:
 
     def call(self, method: str, path: str, *, ok: tuple[int, ...] = (200, 201, 202), **kwargs) -> dict:
         for attempt in range(5):
-            response = self.http.request(method, path, **kwargs)
+            try:
+                response = self.http.request(method, path, **kwargs)
+            except httpx.TransportError:
+                # A kept-alive connection to a gunicorn the sweep restarted.
+                if attempt == 4:
+                    raise
+                time.sleep(0.5 * (attempt + 1))
+                continue
             if response.status_code in ok:
                 return response.json() if response.content else {}
             if response.status_code in (429, 502, 503) or (response.status_code >= 500 and attempt < 2):
