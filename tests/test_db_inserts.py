@@ -99,7 +99,7 @@ def test_json_records_write_the_models_choices_without_json_dumps(monkeypatch):
     import json
 
     from memories.models import MemoryType, RecallEntry, RecallKind
-    from memory_project import db
+    from memory_project.db import records as db
 
     def refuse(*args, **kwargs):
         raise AssertionError("json.dumps was used")

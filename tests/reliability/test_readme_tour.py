@@ -40,7 +40,7 @@ def test_the_readme_says_how_to_run_review_and_probe_it():
                    "docs/operations.md", "o200k_base"):
         assert needed in text, needed
     operations = Path(settings.BASE_DIR) / "docs" / "operations.md"
-    assert "gunicorn_h1c" in operations.read_text() and "gunicorn_h1c" not in text
+    assert "gthread" in operations.read_text() and "gthread" not in text
 
 
 def test_the_readme_has_a_tour():
