@@ -8,6 +8,7 @@ adapter factories. Nothing here imports Django.
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -144,6 +145,21 @@ def _async_method(factory: Callable[..., Call]) -> Callable[..., Any]:
     return _as_method(method, factory)
 
 
+def _adapter(module: str, name: str, *, extra: str) -> Any:
+    """`memory_client.adapters.<module>.<name>`, or an ImportError that says
+    which extra installs the framework it needs (the adapters import their
+    framework's own package; the client alone needs none of them)."""
+    try:
+        return getattr(importlib.import_module(f"memory_client.adapters.{module}"), name)
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("memory_client"):
+            raise
+        raise ImportError(
+            f"{name} needs the '{extra}' extra: pip install \"memory-client[{extra}]\" "
+            f"(or pip install \"./memory_client[{extra}]\" from a checkout); missing module: {exc.name}"
+        ) from exc
+
+
 class _Shared:
     config: ClientConfig
 
@@ -156,18 +172,18 @@ class _Shared:
 
     def claude_session_store(self):
         """A `claude_agent_sdk` `SessionStore` (all optional methods included)."""
-        from memory_client.adapters.claude import MemorySessionStore
+        MemorySessionStore = _adapter("claude", "MemorySessionStore", extra="claude")
 
         return MemorySessionStore(self.config)
 
     def openai_session(self, session_id: str, max_items: int | None = None, *, session_settings: Any = None):
         """An `agents` `Session`; `max_items` is the default `get_items` limit."""
-        from memory_client.adapters.openai_agents import MemoryOpenAISession
+        MemoryOpenAISession = _adapter("openai_agents", "MemoryOpenAISession", extra="openai")
 
         return MemoryOpenAISession(self.config, session_id, max_items=max_items, session_settings=session_settings)
 
     def langgraph_checkpointer_for(self, *, serde: Any = None):
-        from memory_client.adapters.langgraph_checkpoint import MemoryCheckpointSaver
+        MemoryCheckpointSaver = _adapter("langgraph_checkpoint", "MemoryCheckpointSaver", extra="langgraph")
 
         return MemoryCheckpointSaver(self.config, serde=serde)
 
@@ -179,7 +195,7 @@ class _Shared:
     def langgraph_store_for(self, store_id: str | None = None, *, ttl: dict[str, Any] | None = None):
         """A LangGraph `BaseStore` over the documents of a memory store (by default
         the workspace's `langgraph` store)."""
-        from memory_client.adapters.langgraph_store import MemoryLangGraphStore
+        MemoryLangGraphStore = _adapter("langgraph_store", "MemoryLangGraphStore", extra="langgraph")
 
         return MemoryLangGraphStore(self.config, store_id=store_id, ttl=ttl)
 
@@ -249,7 +265,7 @@ class MemoryClient(_Shared):
 
     def anthropic_memory_tool(self, store_id: str, **kwargs: Any):
         """An `anthropic` `BetaAbstractMemoryTool` (`memory_20250818`) backed by a memory store."""
-        from memory_client.adapters.anthropic_memory import MemoryStoreMemoryTool
+        MemoryStoreMemoryTool = _adapter("anthropic_memory", "MemoryStoreMemoryTool", extra="anthropic")
 
         return MemoryStoreMemoryTool(self, store_id, **kwargs)
 
@@ -320,7 +336,7 @@ class AsyncMemoryClient(_Shared):
 
     def anthropic_memory_tool(self, store_id: str, **kwargs: Any):
         """An `anthropic` `BetaAsyncAbstractMemoryTool` backed by a memory store."""
-        from memory_client.adapters.anthropic_memory import AsyncMemoryStoreMemoryTool
+        AsyncMemoryStoreMemoryTool = _adapter("anthropic_memory", "AsyncMemoryStoreMemoryTool", extra="anthropic")
 
         return AsyncMemoryStoreMemoryTool(self, store_id, **kwargs)
 

@@ -7,7 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from memories.mcp.views import McpView
 from memory_project.api import error_body
 from memory_project.middleware import invalid_request_response
-from memory_project.views import favicon, healthz, readyz
+from memory_project.views import favicon, healthz, readyz, root
 
 api_patterns = [
     path("", include("conversations.urls")),
@@ -21,6 +21,7 @@ api_patterns = [
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("v1/", include(api_patterns)),
+    path("", root, name="root"),
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
     path("favicon.ico", favicon, name="favicon"),

@@ -23,6 +23,23 @@ def healthz(request):
 
 
 @require_safe
+def root(request):
+    """What lives here, for whoever opens the bare address: the API's docs,
+    schema and console, and the probes."""
+    return JsonResponse({
+        "service": "memory service",
+        "api": "/v1/",
+        "docs": "/v1/docs/",
+        "redoc": "/v1/redoc/",
+        "schema": "/v1/schema/",
+        "admin": "/admin/",
+        "mcp": "/mcp",
+        "healthz": "/healthz",
+        "readyz": "/readyz",
+    })
+
+
+@require_safe
 @never_cache
 def readyz(request):
     """Readiness: 200 when the database, the broker and a worker answer, else
