@@ -128,7 +128,8 @@ _MEMORY_TOOLS = (
                     "type": "integer",
                     "minimum": 1,
                     "maximum": RECALL_MAX_TOKENS,
-                    "description": f"Token budget for the memories returned (default {RECALL_DEFAULT_TOKENS}).",
+                    "description": f"Token budget of the whole answer, summary and labels included, counted "
+                                   f"with the o200k_base tokenizer (default {RECALL_DEFAULT_TOKENS}).",
                 },
                 "strategy": {
                     "type": "string",

@@ -17,6 +17,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 
 from accounts.actors import Actor
+from memories.llm.tokens import ENCODING_NAME, count_tokens
 from memories.mcp.catalogue import AGENT_TOOLS, LIST_DEFAULT_LIMIT, RECALL_DEFAULT_TOKENS, AgentTool
 from memories.mcp.recall import Recalled, recall_context
 from memories.models import MemoryItem, MemoryStore, Scope, Status
@@ -159,6 +160,7 @@ def _recall(workspace, data: dict[str, Any], actor: Actor) -> ToolResult:
         workspace=workspace, query=data["query"], budget=int(data.get("max_tokens", RECALL_DEFAULT_TOKENS)),
         strategy=data.get("strategy", "balanced"), conversation_id=conversation_id, user_id=user_id,
     )
+    text = _fit_recall(recalled)
     output = {
         "query": recalled.query,
         "conversation_id": recalled.conversation_id,
@@ -168,8 +170,33 @@ def _recall(workspace, data: dict[str, Any], actor: Actor) -> ToolResult:
         "tokens_used": recalled.tokens_used,
         "budget": recalled.budget,
         "omitted_count": recalled.omitted_count,
+        "tokenizer": ENCODING_NAME,
     }
-    return ToolResult("recall", _render_recall(recalled), output)
+    return ToolResult("recall", text, output)
+
+
+def _fit_recall(recalled: Recalled) -> str:
+    """The tool's text within `max_tokens`, counted (o200k_base) on the very
+    text the model reads: the summary, the header and each line's labels and
+    ids included. Memories that do not fit are dropped from the end (and
+    counted as omitted), then the summary is clipped; what is left is
+    reported in `tokens_used`."""
+    budget = recalled.budget
+    text = _render_recall(recalled)
+    while count_tokens(text) > budget and recalled.memories:
+        recalled.memories.pop()
+        recalled.omitted_count += 1
+        text = _render_recall(recalled)
+    if count_tokens(text) > budget and recalled.summary:
+        summary = recalled.summary
+        while summary and count_tokens(text) > budget:
+            summary = summary[: len(summary) * 3 // 4].rstrip()
+            recalled.summary = (summary + " ...") if summary else None
+            text = _render_recall(recalled)
+    if count_tokens(text) > budget:
+        text = "(nothing fits)" if count_tokens("(nothing fits)") <= budget else ""
+    recalled.tokens_used = count_tokens(text)
+    return text
 
 
 def _render_recall(recalled: Recalled) -> str:
@@ -178,7 +205,7 @@ def _render_recall(recalled: Recalled) -> str:
         parts.append(f"Conversation summary:\n{recalled.summary}")
     if recalled.memories:
         lines = [_recalled_line(m) for m in recalled.memories]
-        header = f"Recalled ({recalled.tokens_used} of {recalled.budget} tokens"
+        header = f"Recalled (within {recalled.budget} tokens"
         header += f"; {recalled.omitted_count} more did not fit):" if recalled.omitted_count else "):"
         parts.append(header + "\n" + "\n".join(lines))
     if not parts:

@@ -66,3 +66,23 @@ def test_mcp_statement_counts(api, django_assert_max_num_queries):
     with django_assert_max_num_queries(3):  # key, count, page
         body = _mcp(api, "tools/call", {"name": "list_memories", "arguments": {}}).json()
     assert body["result"]["isError"] is False
+
+
+def test_recall_honours_max_tokens_on_the_text_the_model_reads(api, workspace):
+    from memories.llm.tokens import count_tokens
+    from memories.services.items import memory_item_create
+    from tests.memories.helpers_items import AGENT
+
+    for i in range(30):
+        memory_item_create(workspace=workspace, actor=AGENT, scope="user", scope_id="u-ana", type="fact",
+                           content=f"Ana's seat preference note {i}: window seats on long flights, aisle on short",
+                           fact_key=f"user.note.{i}")
+    for budget in (60, 25, 200):
+        body = api.post("/v1/agent_tools/recall", {"input": {"query": "seat preference", "user_id": "u-ana",
+                                                             "max_tokens": budget}}, format="json").json()
+        text = body["content"] if isinstance(body["content"], str) else "".join(
+            block["text"] for block in body["content"] if block["type"] == "text")
+        assert count_tokens(text) <= budget, (budget, count_tokens(text))
+        assert body["output"]["tokens_used"] == count_tokens(text)
+        assert body["output"]["tokenizer"] == "o200k_base"
+        assert len(body["output"]["memories"]) + body["output"]["omitted_count"] >= 1
