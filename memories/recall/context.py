@@ -13,6 +13,7 @@ Only reads, apart from stamping `last_used_at` on the memories injected.
 from __future__ import annotations
 
 import copy
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,14 @@ TRUNCATION_MARK = "…"
 HISTORY_PAGE = 50
 MAX_SYSTEM_MESSAGES = 10
 
+# With memories selected beside it, the rolling summary takes at most this
+# share of `memory_token_budget`; the memories the rest.
+SUMMARY_BUDGET_SHARE = 0.4
+_SENTENCE_RE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
+_WORD_RE = re.compile(r"\w+")
+# A summary's clauses: its sentences and the items of its "Facts: a; b" lists.
+_CLAUSE_RE = re.compile(r".+?(?:[.!?;](?:\s+|$)|[。！？；]|$)", re.S)
+_LABEL_RE = re.compile(r"^(\W*[A-Z][a-z]+(?: [a-z]+)?:\s+)")
 LABELS = {
     "summary": "Conversation summary",
     "stores": "Attached memory stores",
@@ -218,21 +227,35 @@ def context_assemble(*, workspace, external_id: str, request: ContextRequest) ->
         sections.append(request.system)
     sections += [formats._system_text(s.content) for s in systems if formats._system_text(s.content).strip()]
 
+    budget = request.memory_token_budget
     summary_text = ""
     if request.include_summary:
-        summary_text = _rolling_summary(conversation, branch)
-        if summary_text:
-            sections.append(f"## {LABELS['summary']}\n{summary_text}")
+        # The rolling summary is memory too: it takes its tokens from
+        # `memory_token_budget` (at most SUMMARY_BUDGET_SHARE of it when
+        # memories are selected beside it), never on top of it.
+        share = SUMMARY_BUDGET_SHARE if request.include_memories else 1.0
+        summary_text = _clip_to_tokens(_rolling_summary(conversation, branch), int(budget * share),
+                                       header=f"## {LABELS['summary']}\n")
 
     selection: Selection | None = None
     scope_id = branch_scope_id(conversation.external_id, branch.name) if request.branch else None
     if request.include_memories:
         scope = conversation_recall_scope(conversation=conversation, view=view, branch_scope=scope_id,
                                           exclude_message_ids=frozenset(m.pk for m in history))
+        summary_tokens = _section_tokens(summary_text)
         selection = recall(workspace=workspace, scope=scope, query=query, strategy=request.strategy,
-                           budget=request.memory_token_budget)
-        if selection.text:
-            sections.append(selection.text)
+                           budget=max(0, budget - summary_tokens))
+        # What the memories beside it already say is not said twice.
+        summary_text = _without_repeats(summary_text, [c.memory["content"] for c in selection.injected
+                                                       if c.memory is not None])
+        # A label carried over can cost a token where it was saved elsewhere:
+        # the two sections together never pass the budget.
+        summary_text = _clip_to_tokens(summary_text, budget - selection.tokens_used - 1,
+                                       header=f"## {LABELS['summary']}\n") if selection.text else summary_text
+    if summary_text:
+        sections.append(f"## {LABELS['summary']}\n{summary_text}")
+    if selection is not None and selection.text:
+        sections.append(selection.text)
 
     stores = []
     for attached in conversation_resource_list(conversation=conversation) if conversation.has_resources else ():
@@ -288,6 +311,55 @@ def context_assemble(*, workspace, external_id: str, request: ContextRequest) ->
         body["system"] = system_text or None
         body["messages"] = [{"role": "system", "content": system_text}] * bool(system_text) + all_messages
     return body
+
+
+def _section_tokens(summary_text: str) -> int:
+    """Tokens the summary's section takes in the system prompt, with the
+    blank line that separates it from the memories (a merge at the seam is
+    covered by the one token of slack)."""
+    if not summary_text:
+        return 0
+    return count_tokens(f"## {LABELS['summary']}\n{summary_text}\n\n") + 1
+
+
+def _clip_to_tokens(text: str, limit: int, *, header: str) -> str:
+    """`text` cut at a sentence (or word) so that its section fits `limit` tokens."""
+    if not text or _section_tokens(text) <= limit:
+        return text
+    if count_tokens(header) + 2 > limit:
+        return ""
+    sentences = _SENTENCE_RE.split(text)
+    while len(sentences) > 1 and _section_tokens(" ".join(sentences)) > limit:
+        sentences.pop()
+    clipped = " ".join(sentences)
+    while clipped and _section_tokens(clipped + " ...") > limit:
+        clipped = clipped[: len(clipped) * 3 // 4].rsplit(" ", 1)[0] if " " in clipped else clipped[:-1]
+    return clipped + " ..." if clipped else ""
+
+
+def _normalized(text: str) -> str:
+    return " ".join(_WORD_RE.findall(text.lower()))
+
+
+def _without_repeats(summary_text: str, injected: list[str]) -> str:
+    """The summary without the clauses an injected memory already says (a
+    fact the summary's "Facts:" list quotes, a micro summary's line). A
+    dropped clause's label ("Facts: ") moves to the next clause kept."""
+    if not summary_text or not injected:
+        return summary_text
+    said = [_normalized(text) for text in injected]
+    kept: list[str] = []
+    carry = ""
+    for clause in _CLAUSE_RE.findall(summary_text):
+        label_match = _LABEL_RE.match(clause)
+        label = label_match.group(1) if label_match else ""
+        body = _normalized(clause[len(label):])
+        if body and any(body in other or (len(other) >= 0.6 * len(body) and other in body) for other in said):
+            carry = label or carry
+            continue
+        kept.append(carry + clause if carry and not label else clause)
+        carry = ""
+    return "".join(kept).strip()
 
 
 def _rolling_summary(conversation, branch) -> str:
