@@ -256,7 +256,8 @@ def main() -> None:
 
     # The same reads without HTTP, through the selectors the API calls.
     from accounts.models import Workspace
-    from conversations.selectors import conversation_list, message_page
+    from conversations.selectors.conversations import conversation_list
+    from conversations.selectors.messages import message_page
 
     workspace = Workspace.objects.get(slug="bench")
     first = _timed(lambda: message_page(workspace=workspace, external_id="bench:big", limit=100))

@@ -14,7 +14,8 @@ from django.utils.html import format_html
 
 from accounts.admin_scope import WorkspaceScopedAdmin
 from conversations.models import Branch, Conversation, Message
-from conversations.selectors import branch_list, branch_messages, branch_view
+from conversations.selectors.branches import branch_list, branch_view
+from conversations.selectors.messages import branch_messages
 from memories.admin.derived import memories_for_floors
 from memories.admin.history import floor_anchor
 

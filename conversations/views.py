@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.viewsets import GenericViewSet
 
-from conversations import formats, hooks, selectors, services
+from conversations import formats, hooks, services
 from conversations.models import Branch, Conversation, Message
 from conversations.schema import (
     PREFER_PARAMETER,
@@ -30,6 +30,9 @@ from conversations.schema import (
     MessagePage,
     MessageUpdated,
 )
+from conversations.selectors.branches import branch_list
+from conversations.selectors.conversations import conversation_get_or_404, conversation_list
+from conversations.selectors.messages import message_page
 from conversations.serializers import (
     BranchCreateInputSerializer,
     BranchOutputSerializer,
@@ -139,7 +142,7 @@ class ConversationViewSet(ConversationScopedViewSet):
     def list(self, request: Request) -> Response:
         params = _input(ConversationListInputSerializer, request.query_params.dict())
         filters = {key: params[key] for key in ("user_id", "source") if key in params}
-        page = selectors.conversation_list(
+        page = conversation_list(
             workspace=request_workspace(request),
             filters=filters,
             order=params.get("order") or "desc",
@@ -167,7 +170,7 @@ class ConversationViewSet(ConversationScopedViewSet):
 
     @extend_schema(responses=ConversationEnvelope)
     def retrieve(self, request: Request, conversation_id: str) -> Response:
-        conversation = selectors.conversation_get_or_404(
+        conversation = conversation_get_or_404(
             workspace=request_workspace(request), external_id=conversation_id
         )
         return Response({"data": ConversationOutputSerializer(conversation).data})
@@ -200,7 +203,7 @@ class MessageViewSet(ConversationScopedViewSet):
         query = request.query_params.dict()
         params = message_list_params(query) or _input(MessageListInputSerializer, query)
         own_format = params.get("format") not in ("anthropic", "openai")
-        page = selectors.message_page(
+        page = message_page(
             workspace=request_workspace(request),
             external_id=conversation_id,
             branch_name=params["branch"],
@@ -208,16 +211,11 @@ class MessageViewSet(ConversationScopedViewSet):
             order=params.get("order") or "asc",
             after=params.get("after"),
             before=params.get("before"),
-            written=own_format,
         )
-        data: Any
-        if page.written:
-            data = [message.data for message in page.messages]
-        else:
-            # The service's own format writes each message's JSON as stored;
-            # the others are built from its value.
-            data = _message_data(page.messages, conversation_id=conversation_id, branch_names=page.branch_names,
-                                 as_stored=own_format)
+        # The service's own format writes each message's JSON as stored;
+        # the others are built from its value.
+        data: Any = _message_data(page.messages, conversation_id=conversation_id, branch_names=page.branch_names,
+                                  as_stored=own_format)
         if params.get("format") == "anthropic":
             data = formats.to_anthropic(data)
         elif params.get("format") == "openai":
@@ -292,7 +290,7 @@ class MessageViewSet(ConversationScopedViewSet):
         workspace = request_workspace(request)
         with hooks.collect_answers(actor=request_actor(request)) as answers:
             deleted = services.messages_clear(workspace=workspace, external_id=conversation_id)
-        conversation = selectors.conversation_get_or_404(workspace=workspace, external_id=conversation_id)
+        conversation = conversation_get_or_404(workspace=workspace, external_id=conversation_id)
         return Response({
             "data": ConversationOutputSerializer(conversation).data, "meta": {"deleted_count": deleted}, **answers,
         })
@@ -326,10 +324,10 @@ class BranchViewSet(ConversationScopedViewSet):
 
     @extend_schema(responses=BranchList)
     def list(self, request: Request, conversation_id: str) -> Response:
-        conversation = selectors.conversation_get_or_404(
+        conversation = conversation_get_or_404(
             workspace=request_workspace(request), external_id=conversation_id
         )
-        branches = selectors.branch_list(conversation=conversation)
+        branches = branch_list(conversation=conversation)
         return Response({"data": BranchOutputSerializer(branches, many=True).data})
 
     @extend_schema(request=BranchCreateInputSerializer, responses={201: BranchEnvelope})

@@ -57,9 +57,9 @@ class MemoriesConfig(AppConfig):
         # Erasure that follows lineage: what was made of changed or deleted
         # messages goes too. These receivers answer what they removed (see
         # `conversations.hooks.collect_answers`).
-        from memories.services import lineage
+        from memories.services.lineage.receivers import lineage_receiver
 
         for name in ("message_edited", "message_deleted", "messages_cleared", "conversation_deleted"):
             getattr(hooks, name).connect(
-                lineage.lineage_receiver(name), weak=False, dispatch_uid=f"memories_lineage_{name}"
+                lineage_receiver(name), weak=False, dispatch_uid=f"memories_lineage_{name}"
             )

@@ -15,7 +15,8 @@ import django_filters
 from django import forms
 from django.db.models import Q, QuerySet
 
-from conversations.selectors import conversation_message_ids, user_conversation_ids
+from conversations.selectors.conversations import user_conversation_ids
+from conversations.selectors.messages import conversation_message_ids
 from memories.models import (
     MAX_SCOPE_ID_CHARS,
     LifecycleStatus,

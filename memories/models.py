@@ -321,7 +321,7 @@ class ScopeStateQuerySet(models.QuerySet):
     def with_pending(self) -> ScopeStateQuerySet:
         """Annotate `pending_floors`, `pending_tokens` and `dirty` (0 / False
         for scopes that are not a branch's)."""
-        from conversations.selectors import branch_pending_annotations
+        from conversations.selectors.branches import branch_pending_annotations
 
         pending = branch_pending_annotations("branch__")
         return self.annotate(**pending).annotate(

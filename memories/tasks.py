@@ -72,6 +72,6 @@ def erase_lineage_task(signal_name: str, event: dict) -> None:
     """Lineage erasure that its receiver could not finish in the request (see
     `memories.services.lineage.lineage_receiver`): run again from the event's
     ids. Idempotent: what was erased already is simply not found again."""
-    from memories.services.lineage import lineage_event_replay
+    from memories.services.lineage.receivers import lineage_event_replay
 
     lineage_event_replay(signal_name=signal_name, event=event)

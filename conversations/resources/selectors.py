@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from accounts.models import Workspace
 from conversations.models import AccessMode, Conversation, ConversationResource
-from conversations.selectors import conversation_get_or_404
+from conversations.selectors.conversations import conversation_get_or_404
 from memories.paths import mount_slug
 
 MOUNT_ROOT = "/mnt/memory/"

@@ -10,10 +10,21 @@ about these writes they learn from `conversations.hooks`, after the commit.
 
 - `validation`: ids, roles, content, names
 - `conversations`: creation, the row lock, metadata, deletion
-- `messages`: append (one or a batch), edit, delete, clear
+- `append`: append (one or a batch)
+- `messages`: edit, delete, clear
 - `branches`: forks, the memory pipeline's progress counters
 """
 
+from conversations.services.append import (
+    MAX_MESSAGES_PER_BATCH,
+    AppendResult,
+    BatchAppendResult,
+    NewMessage,
+    message_append,
+    messages_append,
+    new_message,
+    new_messages,
+)
 from conversations.services.branches import branch_create, branch_mark_processed, branch_processed_reset
 from conversations.services.conversations import (
     conversation_create,
@@ -23,19 +34,7 @@ from conversations.services.conversations import (
     conversation_update,
     new_conversation,
 )
-from conversations.services.messages import (
-    MAX_MESSAGES_PER_BATCH,
-    AppendResult,
-    BatchAppendResult,
-    NewMessage,
-    message_append,
-    message_delete,
-    message_update,
-    messages_append,
-    messages_clear,
-    new_message,
-    new_messages,
-)
+from conversations.services.messages import message_delete, message_update, messages_clear
 from conversations.services.validation import (
     MAX_BRANCH_NAME_CHARS,
     MAX_IDEMPOTENCY_KEY_CHARS,

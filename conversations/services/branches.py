@@ -8,7 +8,7 @@ from django.db.models.functions import Coalesce
 
 from accounts.models import Workspace
 from conversations.models import Branch, Conversation, Message
-from conversations.selectors import MAX_BRANCH_DEPTH
+from conversations.selectors.branches import MAX_BRANCH_DEPTH
 from conversations.services.conversations import conversation_lock
 from conversations.services.validation import validate_branch_name
 from memory_project.errors import ConflictError, NotFoundError, ValidationError

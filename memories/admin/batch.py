@@ -84,7 +84,7 @@ def set_lifecycle(queryset, *, actor: Actor, lifecycle_status: str, verb: str) -
 
 def delete(queryset, *, actor: Actor) -> Outcome:
     """Deletes follow lineage: summaries compacted from a deleted memory go too."""
-    from memories.services.lineage import memories_delete_following_lineage
+    from memories.services.lineage.erase import memories_delete_following_lineage
 
     return _run(
         queryset,

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from accounts.admin_scope import WorkspaceScopedAdmin
-from conversations.selectors import branch_pending_annotations
+from conversations.selectors.branches import branch_pending_annotations
 from memories.admin.filters import BacklogFilter, CompactionDueFilter, ScopeIdFilter, compaction_due_q
 from memories.admin.job_display import job_memories, result_parts, result_summary, took, when
 from memories.admin.labels import scope_text, short

@@ -32,7 +32,7 @@ from memories.admin.logging import ContentFreeLogMixin
 from memories.admin.outcomes import confirmation_page
 from memories.models import MemoryItem, MemoryVersion, Scope
 from memories.services.items import memory_item_create, memory_item_update
-from memories.services.lineage import memory_delete_following_lineage
+from memories.services.lineage.erase import memory_delete_following_lineage
 from memories.services.store_memories import store_memory_put
 from memory_project.errors import DomainError
 

@@ -18,14 +18,13 @@ from memories.admin.labels import actor_names
 from memories.admin.outcomes import Outcome, confirmation_page
 from memories.models import MemoryItem, MemoryVersion
 from memories.services.items import memory_item_restore
-from memories.services.lineage import (
-    memory_descendants,
+from memories.services.lineage.erase import (
     memory_redact_and_replace_following_lineage,
     memory_version_redact_following_lineage,
     memory_versions_redact_following_lineage,
-    workspace_text_occurrences,
-    workspace_text_redact,
 )
+from memories.services.lineage.find import memory_descendants
+from memories.services.lineage.text import workspace_text_occurrences, workspace_text_redact
 from memory_project.errors import DomainError
 
 EXCERPT_CHARS = 120

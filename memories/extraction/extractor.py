@@ -9,21 +9,12 @@ import dataclasses
 import re
 
 from memories.extraction.dialog import HUMAN, dialog_mode, prepare_turns
-from memories.extraction.patterns import FactMatch, Subject, match_facts, speaker_subject
-from memories.extraction.summarizer import (
-    ROLLING_SHARES,
-    Candidate,
-    Piece,
-    compose,
-    context_sentences,
-    drop_stale,
-    fact_value,
-    merge_summaries,
-    parse_sections,
-    split_label,
-    summarize_turns,
-    without,
-)
+from memories.extraction.patterns.facts import match_facts
+from memories.extraction.patterns.values import FactMatch, Subject, speaker_subject
+from memories.extraction.summarizer.composition import compose, summarize_turns
+from memories.extraction.summarizer.merging import drop_stale, fact_value, merge_summaries
+from memories.extraction.summarizer.scoring import Candidate, context_sentences, without
+from memories.extraction.summarizer.sections import ROLLING_SHARES, Piece, parse_sections, split_label
 from memories.extraction.tasks import has_deadline, match_closure, match_task
 from memories.extraction.text import detect_language, similarity, stems, term_stems, turn_sentences
 from memories.extraction.types import (

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from memories.extraction.dialog import prepare_turns
-from memories.extraction.summarizer import SUMMARY_MAX_CHARS
+from memories.extraction.summarizer.sections import SUMMARY_MAX_CHARS
 from memories.extraction.text import clip, detect_language, repair_literals
 from memories.extraction.types import (
     ExtractedFact,

@@ -136,7 +136,7 @@ def resource_read(*, workspace, uri: str) -> ResourceContent:
 def _rolling_summary(workspace, conversation_id: str) -> str:
     """The main line's rolling summary as a reader may see it
     (`memories.selectors.summaries`: in a review workspace, approved summaries only)."""
-    from conversations.selectors import conversation_get_or_404
+    from conversations.selectors.conversations import conversation_get_or_404
     from memories.selectors.summaries import visible_rolling_summary
 
     conversation = conversation_get_or_404(workspace=workspace, external_id=conversation_id)

@@ -261,7 +261,7 @@ def _forget(workspace, data: dict[str, Any], actor: Actor) -> ToolResult:
 
 
 def _list(workspace, data: dict[str, Any], actor: Actor) -> ToolResult:
-    from conversations.selectors import conversation_get_or_404
+    from conversations.selectors.conversations import conversation_get_or_404
     from memories.selectors.items import memory_item_list
 
     filters: dict[str, Any] = {"status": data.get("status", Status.ACTIVE)}

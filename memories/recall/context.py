@@ -23,7 +23,8 @@ from django.utils import timezone
 from conversations import formats
 from conversations.models import MAIN_BRANCH, Message
 from conversations.resources.selectors import conversation_resource_list
-from conversations.selectors import MessageRow, branch_message_rows, branch_view, conversation_branch_get_or_404
+from conversations.selectors.branches import branch_view, conversation_branch_get_or_404
+from conversations.selectors.messages import MessageRow, branch_message_rows
 from memories.llm.tokens import content_text, count_content_tokens, count_tokens
 from memories.models import Scope
 from memories.recall.index import memory_scope_token, passage_scope_token

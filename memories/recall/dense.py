@@ -282,7 +282,7 @@ def dense_similarities(*, workspace_id: str
 
 
 def _entry_texts(entries: list[RecallEntry]) -> list[str]:
-    from conversations.selectors import message_rows
+    from conversations.selectors.messages import message_rows
 
     memories = dict(MemoryItem.objects.filter(pk__in=[e.memory_id for e in entries if e.memory_id])
                     .values_list("pk", "content"))

@@ -73,7 +73,7 @@ def passage_scope_token(conversation_pk: int) -> str:
 
 
 def _floor_conversation_ids(workspace_id: str, message_ids: Iterable[str]) -> dict[str, str]:
-    from conversations.selectors import message_conversation_ids
+    from conversations.selectors.messages import message_conversation_ids
 
     return message_conversation_ids(workspace_id=workspace_id, message_ids=list(message_ids))
 

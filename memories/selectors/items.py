@@ -7,7 +7,8 @@ from typing import Any
 
 from django.db.models import Avg, Count, Q, QuerySet, Sum
 
-from conversations.selectors import branch_list, conversation_get
+from conversations.selectors.branches import branch_list
+from conversations.selectors.conversations import conversation_get
 from memories.filters import MemoryItemFilterSet, check_known_params
 from memories.models import LifecycleStatus, MemoryItem, MemoryType, RecallKind, Scope, Status
 from memories.recall import ranking

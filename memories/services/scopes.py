@@ -83,7 +83,8 @@ def lock_scope_state(*, workspace, scope: str, scope_id: str, conversation=None,
 
 
 def _branch_of(*, workspace, scope_id: str):
-    from conversations.selectors import branch_get, conversation_get
+    from conversations.selectors.branches import branch_get
+    from conversations.selectors.conversations import conversation_get
 
     try:
         conversation_id, branch_name = parse_branch_scope_id(scope_id)
@@ -224,7 +225,8 @@ def _clean_scope(scope, scope_id) -> tuple[str, str]:
 
 
 def _branch_or_404(*, workspace, scope_id: str):
-    from conversations.selectors import branch_get, conversation_get
+    from conversations.selectors.branches import branch_get
+    from conversations.selectors.conversations import conversation_get
 
     conversation_id, branch_name = parse_branch_scope_id(scope_id)
     conversation = conversation_get(workspace=workspace, external_id=conversation_id)

@@ -28,7 +28,7 @@ from memories.serializers.items import (
 )
 from memories.services import items as services
 from memories.services import items_batch as batch_services
-from memories.services.lineage import (
+from memories.services.lineage.erase import (
     memories_delete_following_lineage,
     memory_delete_following_lineage,
     memory_version_redact_following_lineage,

@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from accounts.actors import Actor
 from conversations.models import AccessMode
 from conversations.resources.selectors import conversation_store_access
-from conversations.selectors import conversation_get_or_404
+from conversations.selectors.conversations import conversation_get_or_404
 from memories.models import MemoryStore
 from memories.selectors.stores import memory_store_exists
 from memories.tools import memory_tool_execute, tool_definitions

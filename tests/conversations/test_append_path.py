@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from conversations import hooks
 from conversations.models import Branch, Conversation, Message
-from conversations.selectors import branch_pending_annotations
+from conversations.selectors.branches import branch_pending_annotations
 from conversations.services import (
     branch_create,
     branch_mark_processed,
@@ -28,6 +28,7 @@ from conversations.services import (
     messages_clear,
     new_messages,
 )
+from conversations.services.append_sql import keys_used, keys_used_statement
 from memories.models import MemoryJob
 from memories.services.jobs import PENDING_REDISPATCH_AFTER
 from memories.services.scopes import extraction_due_after
@@ -273,13 +274,11 @@ def test_a_key_lookup_probes_the_index_per_key_in_its_prepared_plan(workspace):
     """The lookup of a batch's idempotency keys stays an index probe per key
     when PostgreSQL plans it once for any keys (as the prepared statement is),
     instead of reading every keyed message of the workspace."""
-    from conversations.services.messages import _keys_used, _keys_used_statement
-
     messages_append(workspace=workspace, external_id="c",
                     messages=new_messages([{"role": "user", "content": f"m{n}", "idempotency_key": f"key-{n}"}
                                            for n in range(50)]))
-    assert _keys_used(workspace, ["nope", "key-7"]) and not _keys_used(workspace, ["nope"])
-    sql, _ = _keys_used_statement(workspace, ["a", "b"])
+    assert keys_used(workspace, ["nope", "key-7"]) and not keys_used(workspace, ["nope"])
+    sql, _ = keys_used_statement(workspace, ["a", "b"])
     with connection.cursor() as cursor:
         cursor.execute("SET plan_cache_mode = force_generic_plan")
         cursor.execute("PREPARE keys_used (varchar[], varchar) AS " + sql.replace("%s", "$1", 1).replace("%s", "$2", 1))

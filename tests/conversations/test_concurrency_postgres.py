@@ -9,7 +9,7 @@ import pytest
 from django.db import connection, connections
 
 from conversations.models import MAX_MESSAGES_PER_CONVERSATION, Branch, Conversation, Message
-from conversations.selectors import message_page
+from conversations.selectors.messages import message_page
 from conversations.services import message_append
 from memory_project.errors import ConflictError, QuotaExceededError
 from tests.conversations.helpers_bulk import bulk_fill

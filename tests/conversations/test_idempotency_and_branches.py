@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from conversations.models import Branch, Conversation, Message
-from conversations.selectors import branch_messages, branch_view
+from conversations.selectors.branches import branch_view
+from conversations.selectors.messages import branch_messages
 from tests.conversations.helpers import append, append_ok, assert_error, conv_url, messages
 
 pytestmark = pytest.mark.django_db

@@ -1,5 +1,5 @@
 """The English fact rules skip a sentence that holds none of a rule's cues
-(`patterns._EN_PREDICATES`): that is only sound if no text without a cue can
+(`patterns.english._EN_PREDICATES`): that is only sound if no text without a cue can
 match the rule. Checked over every English text the repository holds (the
 recall corpus, the conversation fixtures, the extraction tests) and over
 sentences written for each rule, including letters outside ASCII that a
@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from memories.extraction import patterns
-from memories.extraction.patterns import USER, match_facts
+from memories.extraction.patterns import english as patterns
+from memories.extraction.patterns.facts import match_facts
+from memories.extraction.patterns.values import USER
 from memories.extraction.text import split_sentences
 from memories.llm.tokens import content_text
 

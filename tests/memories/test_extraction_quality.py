@@ -17,8 +17,10 @@ import pytest
 
 from memories.extraction.dialog import ASSISTANT, HUMAN, dialog_mode, prepare_turns
 from memories.extraction.extractor import compact, extract
-from memories.extraction.patterns import match_facts
-from memories.extraction.summarizer import merge_summaries, parse_sections, score_sentence
+from memories.extraction.patterns.facts import match_facts
+from memories.extraction.summarizer.merging import merge_summaries
+from memories.extraction.summarizer.scoring import score_sentence
+from memories.extraction.summarizer.sections import parse_sections
 from memories.extraction.tasks import match_task
 from memories.extraction.text import clip, is_small_talk, parse_turn_prefix, split_sentences
 from memories.extraction.types import (

@@ -34,12 +34,9 @@ from memories.models import (
     ScopeState,
     SummaryTier,
 )
-from memories.services.lineage import (
-    LineageReport,
-    memory_descendants,
-    workspace_text_occurrences,
-    workspace_text_redact,
-)
+from memories.services.lineage.erase import LineageReport
+from memories.services.lineage.find import memory_descendants
+from memories.services.lineage.text import workspace_text_occurrences, workspace_text_redact
 from memories.services.pipeline.maintenance import conversations_expire
 from memories.services.scopes import branch_scope_id
 from tests.memories.pipeline_helpers import eager_celery
@@ -490,10 +487,10 @@ def test_batch_and_admin_deletes_follow_lineage(admin_client, api, workspace, fl
 
 
 def test_an_erasure_that_fails_in_the_request_is_run_again_by_a_task(api, workspace, case, flowed, monkeypatch):
-    from memories.services import lineage
+    from memories.services.lineage import receivers
 
     messages, derived = flowed
-    real = lineage.lineage_erase_messages
+    real = receivers.lineage_erase_messages
     calls = []
 
     def flaky(**kwargs):
@@ -502,7 +499,7 @@ def test_an_erasure_that_fails_in_the_request_is_run_again_by_a_task(api, worksp
             raise RuntimeError("database went away")
         return real(**kwargs)
 
-    monkeypatch.setattr(lineage, "lineage_erase_messages", flaky)
+    monkeypatch.setattr(receivers, "lineage_erase_messages", flaky)
     with eager_celery(), override_settings(**PIPELINE):
         response = api.delete(f"/v1/conversations/{CID}/messages/{messages[SECRET_FLOOR - 1].pk}")
     # The delete is committed and answered; the task erased what it left.

@@ -12,10 +12,10 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from conversations.models import Branch, Conversation
-from conversations.selectors import branch_view
+from conversations.selectors.branches import branch_view
 from conversations.services import message_append
 from memories.models import LifecycleStatus, MemoryItem, MemoryType, Scope, Status
-from memories.recall import selection
+from memories.recall import candidates
 from memories.recall.context import conversation_recall_scope, user_recall_scope
 from memories.services.items import memory_item_create
 from memories.services.scopes import branch_scope_id
@@ -29,7 +29,7 @@ def _orm_rows(scope, limit, min_importance=None):
             .exclude(type=MemoryType.DOCUMENT))
     if min_importance is not None:
         rows = rows.filter(importance__gte=min_importance)
-    return list(rows.order_by("-importance", "-created_at").values(*selection._MEMORY_FIELDS)[:limit])
+    return list(rows.order_by("-importance", "-created_at").values(*candidates._MEMORY_FIELDS)[:limit])
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ def test_a_conversations_rows_match_one_query_over_its_scopes(scattered, branch_
     view = branch_view(branch=Branch.objects.get(conversation=conversation, name="main"))
     scope = conversation_recall_scope(conversation=conversation, view=view, branch_scope=branch_scope)
     expected = _orm_rows(scope, limit, min_importance)
-    got = selection._first_by_importance(scope, limit, min_importance=min_importance)
+    got = candidates._first_by_importance(scope, limit, min_importance=min_importance)
     # Ties on (importance, created_at) may come in either order; none here.
     assert [row["id"] for row in got] == [row["id"] for row in expected]
     assert got == expected  # every value as the ORM converts it
@@ -78,6 +78,6 @@ def test_a_conversations_rows_match_one_query_over_its_scopes(scattered, branch_
 def test_rows_outside_a_conversation_are_global_and_the_users(scattered):
     for user_id in (None, "u1"):
         scope = user_recall_scope(workspace=scattered, user_id=user_id)
-        got = selection._first_by_importance(scope, 300)
+        got = candidates._first_by_importance(scope, 300)
         assert got == _orm_rows(scope, 300)
         assert {row["scope"] for row in got} == ({Scope.GLOBAL} if user_id is None else {Scope.GLOBAL, Scope.USER})

@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from tqdm import tqdm
 
-from conversations.selectors import messages_for_reindex
+from conversations.selectors.messages import messages_for_reindex
 from memories.models import MemoryItem, MemoryType
 from memories.recall.dense import EMBED_CHUNK, recall_embed_pending, recall_entries_without_vector
 from memories.recall.index import memory_entries_rebuild, passage_entries_rebuild, recall_index_purge

@@ -50,7 +50,8 @@ PROMPT_LOOKUP_TERMS = 200
 
 
 def _branch(job: MemoryJob):
-    from conversations.selectors import branch_get, conversation_get
+    from conversations.selectors.branches import branch_get
+    from conversations.selectors.conversations import conversation_get
 
     conversation_id, branch_name = parse_branch_scope_id(job.scope_id)
     conversation = conversation_get(workspace=job.workspace, external_id=conversation_id)
@@ -232,7 +233,8 @@ def extract_run(job: MemoryJob, *, whole: bool = False) -> dict:
     With a network model a job ends, after its first batch, at a tail that
     was appended while it ran and is smaller than the extraction threshold,
     unless `whole` (a rebuild reads every floor)."""
-    from conversations.selectors import branch_last_floor_no, branch_message_rows, branch_view
+    from conversations.selectors.branches import branch_last_floor_no, branch_view
+    from conversations.selectors.messages import branch_message_rows
     from conversations.services import branch_mark_processed, conversation_update
 
     conversation, branch = _branch(job)
@@ -397,7 +399,7 @@ def rebuild_run(job: MemoryJob) -> dict:
     from memories.services.items_batch import memory_items_delete
 
     if job.payload.get("from_floor_no") is not None:
-        from memories.services.lineage import rederive_run
+        from memories.services.lineage.rederive import rederive_run
 
         return rederive_run(job)
     conversation, branch = _branch(job)

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import Workspace
-from conversations.selectors import branches_idle_with_pending
+from conversations.selectors.branches import branches_idle_with_pending
 from memories.models import JobKind, MemoryItem, MemoryJob, Scope, ScopeState
 from memories.services.jobs import (
     PENDING_REDISPATCH_AFTER,

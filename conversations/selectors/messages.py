@@ -1,96 +1,25 @@
-"""Reads of conversations, branches and messages, always scoped to a workspace.
-
-The memory pipeline and context assembly read through these functions:
-
-- `conversation_get(workspace=, external_id=)` / `conversation_get_or_404(...)`
-- `branch_get(conversation=, name=)` / `branch_get_or_404(...)`
-- `conversation_branch_get_or_404(workspace=, external_id=, name=)`: both in one query
-- `branch_messages(branch=, after_floor_no=, until_floor_no=, ...)`: the messages
-  a branch shows, inherited parent segments included, in floor order
-  (`branch_message_rows(...)`: the same as `MessageRow`s).
-- `conversation_list(workspace=, filters=, order=, limit=, after=, before=)`
-- `branch_pending_annotations(prefix)`, `branch_last_floor_no(branch_id=)`,
-  `branches_idle_with_pending(idle_before=, limit=)`: the pipeline's pending
-  work, derived from the branch counters the appends move.
-"""
+"""Reads of messages: a branch's messages in floor order (inherited parent
+segments included), a page of them, and the reads the memory pipeline and
+recall make by message id."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
 from django.db import connection
-from django.db.models import Exists, F, OuterRef, Q, QuerySet, Value
-from django.db.models.functions import Coalesce, Greatest
+from django.db.models import Q, QuerySet
 
 from accounts.models import Workspace
-from conversations.filters import ConversationFilterSet
-from conversations.models import MAIN_BRANCH, Branch, Conversation, ConversationResource, Message
+from conversations.models import MAIN_BRANCH, Branch, Conversation, Message
+from conversations.selectors.branches import BranchView, Segment, branch_view
+from conversations.selectors.conversations import conversation_get
 from conversations.statements import NO_FLOOR_BOUND, page_statements
-from memory_project.db import StoredJson, fetch_one, json_column
+from memory_project.db import fetch_one, json_column
 from memory_project.errors import NotFoundError, ValidationError
-from memory_project.instants import in_utc
-
-# A fork of a fork of a fork...: reading walks the parent chain; this bounds the
-# walk (and the number of per-segment queries a page can cost).
-MAX_BRANCH_DEPTH = 32
-
-
-def conversation_get(*, workspace: Workspace, external_id: str) -> Conversation | None:
-    conversation = Conversation.objects.filter(workspace=workspace, external_id=external_id).first()
-    if conversation is not None:
-        # The caller's row, so `conversation.workspace` (its review setting,
-        # say) costs no query of its own.
-        conversation.workspace = workspace
-    return conversation
-
-
-def conversation_get_or_404(*, workspace: Workspace, external_id: str) -> Conversation:
-    conversation = conversation_get(workspace=workspace, external_id=external_id)
-    if conversation is None:
-        raise NotFoundError(f"Conversation '{external_id}' not found.")
-    return conversation
-
-
-def branch_get(*, conversation: Conversation, name: str = MAIN_BRANCH) -> Branch | None:
-    return Branch.objects.filter(conversation=conversation, name=name).first()
-
-
-def branch_get_or_404(*, conversation: Conversation, name: str = MAIN_BRANCH) -> Branch:
-    branch = branch_get(conversation=conversation, name=name)
-    if branch is None:
-        raise NotFoundError(f"Branch '{name}' not found in conversation '{conversation.external_id}'.")
-    return branch
-
-
-def conversation_branch_get_or_404(*, workspace: Workspace, external_id: str,
-                                   name: str = MAIN_BRANCH) -> tuple[Conversation, Branch]:
-    """The conversation and its branch `name` in one query, for a read that
-    needs both; the same answers as `conversation_get_or_404`, then
-    `branch_get_or_404`. The conversation also says whether it has memory
-    stores attached (`has_resources`), so that most reads skip that query."""
-    attached = ConversationResource.objects.filter(conversation_id=OuterRef("conversation_id"))
-    branch = (Branch.objects.select_related("conversation").annotate(has_resources=Exists(attached))
-              .filter(conversation__workspace=workspace, conversation__external_id=external_id, name=name).first())
-    if branch is None:
-        conversation = conversation_get_or_404(workspace=workspace, external_id=external_id)
-        branch = branch_get_or_404(conversation=conversation, name=name)  # made meanwhile if no 404
-        conversation.has_resources = True  # not known: read them
-        return conversation, branch
-    conversation = branch.conversation
-    conversation.workspace = workspace  # as `conversation_get`
-    conversation.has_resources = branch.has_resources
-    return conversation, branch
-
-
-def branch_list(*, conversation: Conversation) -> list[Branch]:
-    return list(conversation.branches.select_related("parent").order_by("created_at", "id"))
 
 
 def message_get_or_404(*, conversation: Conversation, message_id: str) -> Message:
@@ -98,111 +27,6 @@ def message_get_or_404(*, conversation: Conversation, message_id: str) -> Messag
     if message is None:
         raise NotFoundError(f"Message '{message_id}' not found in conversation '{conversation.external_id}'.")
     return message
-
-
-# --- The memory pipeline's pending work ------------------------------------------
-
-
-def branch_pending_annotations(prefix: str = "") -> dict[str, Any]:
-    """`pending_floors` and `pending_tokens` of the branch reached through
-    `prefix` (e.g. "branch__" from a row with a branch foreign key), as
-    annotations; 0 when there is no branch. The formula lives here so nobody
-    else has to know how the counters make pending work."""
-    def col(name: str) -> F:
-        return F(f"{prefix}{name}")
-
-    return {
-        "pending_floors": Coalesce(Greatest(col("next_floor_no") - 1 - col("processed_floor_no"), Value(0)), Value(0)),
-        "pending_tokens": Coalesce(Greatest(col("appended_tokens") - col("processed_tokens"), Value(0)), Value(0)),
-    }
-
-
-def branch_last_floor_no(*, branch_id: str) -> int:
-    """The last floor number handed out on the branch (0 before its first message)."""
-    next_floor_no = Branch.objects.filter(pk=branch_id).values_list("next_floor_no", flat=True).first()
-    return (next_floor_no or 1) - 1
-
-
-@dataclass(frozen=True)
-class PendingBranch:
-    workspace_id: str
-    external_id: str
-    branch_id: str
-    branch_name: str
-
-
-def branches_idle_with_pending(*, idle_before: datetime, limit: int) -> list[PendingBranch]:
-    """Branches with floors the memory pipeline has not read, in conversations
-    that have had no new message since `idle_before`, across workspaces (for
-    the periodic sweep). A periodic scan of the branch table: nothing on the
-    append path pays for an index on it."""
-    rows = (
-        Branch.objects.filter(
-            conversation__last_message_at__lt=idle_before, next_floor_no__gt=F("processed_floor_no") + 1
-        )
-        .order_by("conversation__last_message_at")
-        .values_list("conversation__workspace_id", "conversation__external_id", "pk", "name")[:limit]
-    )
-    return [PendingBranch(*row) for row in rows]
-
-
-# --- Branch visibility ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Segment:
-    """The floors `(low, high]` of one branch that a reader of some branch sees."""
-
-    branch_id: str
-    branch_name: str
-    low: int  # exclusive
-    high: int | None  # inclusive; None = unbounded
-
-
-@dataclass
-class BranchView:
-    """A branch with the chain of segments it shows, oldest floors first."""
-
-    branch: Branch
-    segments: list[Segment] = field(default_factory=list)
-
-    @property
-    def branch_names(self) -> dict[str, str]:
-        return {segment.branch_id: segment.branch_name for segment in self.segments}
-
-    def shows(self, message: Message) -> bool:
-        return self.shows_floor(branch_id=message.branch_id, floor_no=message.floor_no)
-
-    def shows_floor(self, *, branch_id: str, floor_no: int) -> bool:
-        for segment in self.segments:
-            if branch_id == segment.branch_id:
-                return floor_no > segment.low and (segment.high is None or floor_no <= segment.high)
-        return False
-
-
-def branch_view(*, branch: Branch) -> BranchView:
-    """Resolve the parent chain of `branch` into floor segments.
-
-    A fork at floor F of its parent starts its own floors at F+1, so the
-    segments' floor ranges never overlap and floor order is reading order.
-    One query per ancestor (forks are rarely more than a level or two deep).
-    """
-    segments: list[Segment] = []
-    current: Branch | None = branch
-    high: int | None = None
-    depth = 0
-    while current is not None and depth < MAX_BRANCH_DEPTH:
-        low = (current.fork_floor_no or 0) if current.parent_id else 0
-        if high is None or high > low:
-            segments.append(Segment(branch_id=current.pk, branch_name=current.name, low=low, high=high))
-        if current.parent_id is None:
-            break
-        fork = current.fork_floor_no or 0
-        high = fork if high is None else min(high, fork)
-        current = Branch.objects.filter(pk=current.parent_id).first()
-        depth += 1
-    segments.reverse()
-    return BranchView(branch=branch, segments=segments)
 
 
 def branch_messages(
@@ -297,16 +121,6 @@ class MessageRow:
         return json_column(self.stored_metadata)
 
 
-@dataclass(slots=True)
-class WrittenMessage:
-    """A message of a page read already written as the API answers it
-    (`statements._written_columns`): its id, for the page's cursors, and
-    its JSON text, passed on unread (`StoredJson`)."""
-
-    pk: str
-    data: StoredJson
-
-
 def _aware(moment: datetime | None) -> datetime | None:
     if moment is None or moment.tzinfo is not None:
         return moment
@@ -334,14 +148,11 @@ def _segment_rows(segment: Segment, *, low: int, high: int | None, limit: int, a
 
 def _root_page_rows(
     *, workspace: Workspace, external_id: str, branch_name: str, limit: int, ascending: bool, cursor_id: str | None,
-    written: bool = False,
-) -> tuple[list[MessageRow] | list[WrittenMessage], bool]:
+) -> list[MessageRow]:
     """Up to `limit` rows of a branch that is no fork, past the cursor message
     when one is given, in one statement. Empty when there is nothing to show
     *or* the branch is a fork, unknown, or the cursor not one of its messages:
-    the caller then takes the general path, which tells these apart. With
-    `written`, on PostgreSQL, `WrittenMessage`s; the second value says
-    whether they are."""
+    the caller then takes the general path, which tells these apart."""
     sql = page_statements()
     branch = sql["root_branch"]
     key = [workspace.pk, external_id, branch_name]
@@ -349,19 +160,10 @@ def _root_page_rows(
         bound, bound_params = "%s", [0 if ascending else NO_FLOOR_BOUND]
     else:
         bound, bound_params = "(" + sql["cursor_floor"].format(branch=branch) + ")", [cursor_id, *key]
-    written = written and "written_columns" in sql
     statement = sql["root_page"].format(
-        columns=sql["written_columns"] if written else sql["columns"],
         branch=branch, op=">" if ascending else "<", bound=bound, order="ASC" if ascending else "DESC",
     )
-    params = [*key, *bound_params, limit]
-    if not written:
-        return _fetch_rows(statement, params), False
-    # The conversation id and branch name as the renderer writes a string.
-    names = [orjson.dumps(external_id).decode(), orjson.dumps(branch_name).decode()]
-    with connection.cursor() as cursor:
-        cursor.execute(statement, [*names, *params])
-        return [WrittenMessage(pk, StoredJson(text)) for pk, text in cursor.fetchall()], True
+    return _fetch_rows(statement, [*key, *bound_params, limit])
 
 
 def _page_view(*, workspace: Workspace, external_id: str, branch_name: str) -> tuple[BranchView, int] | None:
@@ -380,12 +182,10 @@ def _page_view(*, workspace: Workspace, external_id: str, branch_name: str) -> t
 
 @dataclass
 class MessagePage:
-    messages: list[MessageRow] | list[WrittenMessage]
+    messages: list[MessageRow]
     next_cursor: str | None
     previous_cursor: str | None
     branch_names: dict[str, str]
-    # The messages are `WrittenMessage`s (asked for and read so, `message_page`).
-    written: bool = False
 
 
 def message_page(
@@ -397,7 +197,6 @@ def message_page(
     order: str = "asc",
     after: str | None = None,
     before: str | None = None,
-    written: bool = False,
 ) -> MessagePage:
     """One page of a conversation's messages (spec 000 `get_messages`).
 
@@ -413,10 +212,6 @@ def message_page(
     cursor's floor as subqueries), the same at floor 20 as at 9,800. A fork,
     an empty page or an error takes the general path: the branch with its
     conversation, the cursor, one keyset query per segment.
-
-    With `written`, that one statement reads the messages on PostgreSQL
-    already written as the service's own format answers them
-    (`WrittenMessage`); otherwise, and on the general path, `MessageRow`s.
     """
     if after and before:
         raise ValidationError("after and before are mutually exclusive.")
@@ -424,13 +219,13 @@ def message_page(
     forward = before is None
     ascending = (order == "asc") == forward
     cursor_id = after or before
-    rows, written = _root_page_rows(
+    rows = _root_page_rows(
         workspace=workspace, external_id=external_id, branch_name=branch_name, limit=limit + 1,
-        ascending=ascending, cursor_id=cursor_id, written=written,
+        ascending=ascending, cursor_id=cursor_id,
     )
     if rows:
         return _page_of(rows, limit=limit, forward=forward, cursor_given=cursor_id is not None,
-                        branch_names={} if written else {rows[0].branch_id: branch_name}, written=written)
+                        branch_names={rows[0].branch_id: branch_name})
     found = _page_view(workspace=workspace, external_id=external_id, branch_name=branch_name)
     if found is None:
         if conversation_get(workspace=workspace, external_id=external_id) is None:
@@ -454,8 +249,7 @@ def message_page(
 
 
 def _page_of(
-    rows: list[MessageRow] | list[WrittenMessage], *, limit: int, forward: bool, cursor_given: bool,
-    branch_names: dict[str, str], written: bool = False,
+    rows: list[MessageRow], *, limit: int, forward: bool, cursor_given: bool, branch_names: dict[str, str],
 ) -> MessagePage:
     """The page from up to `limit + 1` rows read in the reading direction."""
     has_more = len(rows) > limit
@@ -473,81 +267,9 @@ def _page_of(
         previous_cursor = first_id if has_more else None
         next_cursor = last_id
     return MessagePage(messages=rows, next_cursor=next_cursor, previous_cursor=previous_cursor,
-                       branch_names=branch_names, written=written)
+                       branch_names=branch_names)
 
 
-# --- Conversation lists ---------------------------------------------------------
-
-
-def encode_conversation_cursor(conversation: Conversation) -> str:
-    raw = json.dumps([conversation.last_message_at.isoformat(), conversation.pk], separators=(",", ":"))
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
-
-
-def decode_conversation_cursor(cursor: str, *, param: str) -> tuple[datetime, int]:
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        stamp, pk = json.loads(base64.urlsafe_b64decode(padded.encode()).decode())
-        moment = datetime.fromisoformat(stamp)
-        if not isinstance(pk, int) or moment.tzinfo is None:
-            raise ValueError
-        # The service writes cursors in UTC; one no datetime can hold is forged.
-        moment = in_utc(moment)
-        if moment is None:
-            raise ValueError
-    except (ValueError, TypeError, binascii.Error, UnicodeError):
-        raise ValidationError(f"{param}: not a cursor this API returned.")
-    return moment, pk
-
-
-@dataclass
-class ConversationPage:
-    conversations: list[Conversation]
-    next_cursor: str | None
-    previous_cursor: str | None
-
-
-def conversation_list(
-    *,
-    workspace: Workspace,
-    filters: Mapping[str, Any] | None = None,
-    order: str = "desc",
-    limit: int = 20,
-    after: str | None = None,
-    before: str | None = None,
-) -> ConversationPage:
-    """Conversations ordered by `last_message_at` (then id), keyset-paged.
-
-    `last_message_at` is the time of the newest message, or the creation time
-    while a conversation has none, so every row has a sort key. Cursors are
-    opaque (`next_cursor` -> `after`, `previous_cursor` -> `before`). One query.
-    """
-    if after and before:
-        raise ValidationError("after and before are mutually exclusive.")
-    qs = ConversationFilterSet(filters or {}, queryset=Conversation.objects.filter(workspace=workspace)).qs
-    forward = before is None
-    descending = (order == "desc") == forward
-    cursor = after or before
-    if cursor:
-        moment, pk = decode_conversation_cursor(cursor, param="after" if after else "before")
-        if descending:
-            qs = qs.filter(Q(last_message_at__lt=moment) | Q(last_message_at=moment, pk__lt=pk))
-        else:
-            qs = qs.filter(Q(last_message_at__gt=moment) | Q(last_message_at=moment, pk__gt=pk))
-    ordering = ("-last_message_at", "-pk") if descending else ("last_message_at", "pk")
-    rows = list(qs.order_by(*ordering)[: limit + 1])
-    has_more = len(rows) > limit
-    rows = rows[:limit]
-    if not forward:
-        rows.reverse()
-    first = encode_conversation_cursor(rows[0]) if rows else None
-    last = encode_conversation_cursor(rows[-1]) if rows else None
-    if forward:
-        return ConversationPage(rows, next_cursor=last if has_more else None, previous_cursor=first if cursor else None)
-    return ConversationPage(rows, next_cursor=last, previous_cursor=first if has_more else None)
-
-
-# --- Reads for the memory pipeline and recall -------------------------------------
 
 
 def message_conversation_ids(*, workspace_id: int, message_ids: list[str]) -> dict[str, str]:
@@ -625,8 +347,3 @@ def conversation_message_ids(*, workspace_id: str, external_id: str | None = Non
     if user_id is not None:
         messages = messages.filter(conversation__user_id=user_id)
     return messages.values("id")
-
-
-def user_conversation_ids(*, workspace_id: str, user_id: str) -> QuerySet:
-    """The business ids of a user's conversations, as a subquery for a filter."""
-    return Conversation.objects.filter(workspace_id=workspace_id, user_id=user_id).values("external_id")
