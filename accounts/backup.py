@@ -53,6 +53,13 @@ VERBATIM_FIELDS = {"content", "entry", "checkpoint", "value", "content_sha256", 
 # workspace's data: an operator's membership names a staff user of this
 # database, who need not exist where the backup is restored.
 NOT_EXPORTED = {"accounts.workspacemembership"}
+# Tables that moved to another app (same table, new label): an export written
+# before the move still imports.
+MOVED_MODELS = {
+    "conversations.conversationresource": "memories.conversationresource",
+    **{f"conversations.{name}": f"framework_state.{name}"
+       for name in ("agentsession", "sessionentry", "checkpoint", "checkpointwrite", "storedocumentttl")},
+}
 
 # A public id: a lowercase type prefix and a ULID (see memory_project.ids).
 _ID_TOKEN = re.compile(r"\b[a-z]+_[0-9A-HJKMNP-TV-Z]{26}\b")
@@ -250,9 +257,15 @@ def _read_lines(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            yield json.loads(line)
+            row = json.loads(line)
         except ValueError as exc:
             raise ValidationError(f"line {number}: not JSON ({exc}).")
+        if isinstance(row, dict):
+            if row.get("model") in MOVED_MODELS:
+                row["model"] = MOVED_MODELS[row["model"]]
+            if isinstance(row.get("counts"), dict):
+                row["counts"] = {MOVED_MODELS.get(label, label): n for label, n in row["counts"].items()}
+        yield row
 
 
 def _header(first: dict[str, Any] | None) -> dict[str, Any]:

@@ -16,12 +16,15 @@ from accounts.admin_scope import WorkspaceScopedAdmin
 from conversations.models import Branch, Conversation, Message
 from conversations.selectors.branches import branch_list, branch_view
 from conversations.selectors.messages import branch_messages
-from memories.admin.derived import memories_for_floors
-from memories.admin.history import floor_anchor
 
 FLOORS_PER_PAGE = 100
 # A message may hold up to 50 MB; the page shows the head of each.
 MAX_SHOWN_CHARS = 4000
+
+
+def floor_anchor(message: Message) -> str:
+    """The id of a floor's row on the conversation page (links land on it)."""
+    return f"floor-{message.branch_id}-{message.floor_no}"
 
 
 def message_text(content: Any) -> str:
@@ -96,6 +99,13 @@ class ConversationAdmin(WorkspaceScopedAdmin, admin.ModelAdmin):
         shown = {k: v for k, v in (obj.metadata or {}).items() if k != "summary"}
         return format_html('<div class="error-full">{}</div>', json.dumps(shown, ensure_ascii=False, indent=2))
 
+    def floor_memories(self, *, conversation: Conversation, messages: list, branch_names: list[str]
+                       ) -> tuple[dict[str, list], list]:
+        """(what to show beside each floor, by message id; what belongs to no
+        shown floor). Nothing here: the memories app, which knows what was
+        derived from which floor, registers this admin with its own answer."""
+        return {}, []
+
     def change_view(self, request, object_id, form_url="", extra_context=None):
         extra_context = dict(extra_context or {})
         conversation = self.get_object(request, object_id) if str(object_id).isdigit() else None
@@ -120,9 +130,7 @@ class ConversationAdmin(WorkspaceScopedAdmin, admin.ModelAdmin):
         has_next = len(messages) > FLOORS_PER_PAGE
         messages = messages[:FLOORS_PER_PAGE]
         names = sorted({segment.branch_name for segment in view.segments})
-        derived, unplaced = memories_for_floors(
-            workspace_id=conversation.workspace_id, conversation=conversation, messages=messages, branch_names=names
-        )
+        derived, unplaced = self.floor_memories(conversation=conversation, messages=messages, branch_names=names)
         floors = []
         for message in messages:
             text = message_text(message.content)

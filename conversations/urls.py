@@ -1,7 +1,6 @@
 from django.urls import re_path
 from rest_framework.routers import SimpleRouter
 
-from conversations.resources.views import ConversationResourceViewSet
 from conversations.views import BranchViewSet, ConversationViewSet, MessageViewSet
 
 router = SimpleRouter(trailing_slash=False)
@@ -33,10 +32,5 @@ urlpatterns = [
         rf"^conversations/{CID}/branches$",
         BranchViewSet.as_view({"get": "list", "post": "create"}),
         name="conversation-branches",
-    ),
-    re_path(
-        rf"^conversations/{CID}/resources$",
-        ConversationResourceViewSet.as_view({"get": "list", "put": "replace"}),
-        name="conversation-resources",
     ),
 ]

@@ -459,3 +459,8 @@ class ReviewItem(MemoryItem):
         proxy = True
         verbose_name = "review queue item"
         verbose_name_plural = "review queue"
+
+
+# Django registers an app's models from its `models` module: the attachments
+# of memory stores to conversations live with their feature.
+from memories.resources.models import AccessMode, ConversationResource  # noqa: E402, F401

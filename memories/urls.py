@@ -2,8 +2,8 @@ from django.urls import re_path
 from rest_framework.routers import SimpleRouter
 
 from memories.recall.views import ConversationContextViewSet
+from memories.resources.views import ConversationResourceViewSet
 from memories.urls_stores import store_urlpatterns
-from memories.views.agent_tools import AgentToolViewSet
 from memories.views.edges import MemoryEdgeViewSet
 from memories.views.items import MemoryItemViewSet
 from memories.views.jobs import MemoryJobViewSet, MemoryScopeViewSet
@@ -25,11 +25,11 @@ router.register("memory_scopes", MemoryScopeViewSet, basename="memory-scope")
 
 urlpatterns = [
     *router.urls,
-    re_path(r"^agent_tools$", AgentToolViewSet.as_view({"get": "catalogue"}), name="agent-tool-list"),
-    re_path(r"^agent_tools/(?P<tool_name>[^/]+)$", AgentToolViewSet.as_view({"post": "execute"}),
-            name="agent-tool-execute"),
     *store_urlpatterns,
     # Under the conversation's path, as spec 002 puts it; served by recall.
     re_path(r"^conversations/(?P<conversation_id>[^/]+)/context$",
             ConversationContextViewSet.as_view({"post": "assemble"}), name="conversation-context"),
+    # The memory stores attached to a conversation (spec 004's session resources).
+    re_path(r"^conversations/(?P<conversation_id>[^/]+)/resources$",
+            ConversationResourceViewSet.as_view({"get": "list", "put": "replace"}), name="conversation-resources"),
 ]

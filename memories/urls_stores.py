@@ -3,7 +3,6 @@ slashes, as the `anthropic` SDK calls them."""
 
 from django.urls import path
 
-from memories.views.store_tools import MemoryToolViewSet
 from memories.views.stores import MemoryStoreViewSet, MemoryVersionAliasViewSet, MemoryVersionViewSet, MemoryViewSet
 
 _versions = MemoryVersionViewSet.as_view({"get": "list"})
@@ -49,11 +48,5 @@ store_urlpatterns = [
         "memory_stores/<str:store_id>/versions/<str:version_id>/redact",
         _alias_redact,
         name="memory-store-version-redact-alias",
-    ),
-    path("memory_stores/<str:store_id>/tools", MemoryToolViewSet.as_view({"get": "list"}), name="memory-store-tools"),
-    path(
-        "memory_stores/<str:store_id>/tools/<str:tool_name>",
-        MemoryToolViewSet.as_view({"post": "execute"}),
-        name="memory-store-tool-execute",
     ),
 ]

@@ -42,3 +42,8 @@ declare_index("memories_memoryitem_fts", source="memories.MemoryItem.content")
 declare_index("memories_recallentry_fts", source="memories.RecallEntry.terms")
 # Per-scope counters of the recall index.
 declare("memories.RecallScopeStats", no_user_text=["scope_token"])
+declare(
+    "memories.ConversationResource",
+    erase={"instructions": Erase.SCRUB, "store_name": Erase.SCRUB, "store_description": Erase.SCRUB},
+    no_user_text=["access", "mount_path"],
+)

@@ -89,6 +89,9 @@ INSTALLED_APPS = [
     "accounts",
     "conversations",
     "memories",
+    # Above both: the server side of the framework adapters, and the agent tools.
+    "framework_state",
+    "agent_tools",
 ]
 
 MIDDLEWARE = [

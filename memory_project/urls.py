@@ -4,15 +4,16 @@ from django.http import JsonResponse
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from memories.mcp.views import McpView
+from agent_tools.mcp.views import McpView
 from memory_project.api import error_body
 from memory_project.middleware import invalid_request_response
 from memory_project.views import favicon, healthz, readyz, root
 
 api_patterns = [
     path("", include("conversations.urls")),
-    path("", include("conversations.framework.urls")),
+    path("", include("framework_state.urls")),
     path("", include("memories.urls")),
+    path("", include("agent_tools.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),

@@ -56,7 +56,7 @@ def test_insert_objects_stores_what_the_orm_stores(workspace):
 def test_new_object_is_the_keyword_built_object(workspace):
     """`new_object` gives the object `Model(**values)` gives: every field
     named set, every other at its default."""
-    from conversations.models import Checkpoint
+    from framework_state.models import Checkpoint
     from memory_project.db import new_object
 
     values = {"checkpoint_id": "c1", "type": "msgpack", "checkpoint": b"x", "parent_checkpoint_id": None}
@@ -77,7 +77,7 @@ def test_json_records_write_what_json_dumps_writes():
 
     from django.utils.safestring import mark_safe
 
-    from conversations.models import Checkpoint
+    from framework_state.models import Checkpoint
     from memory_project.db import json_records
 
     fields = [Checkpoint._meta.get_field(name) for name in ("checkpoint_id", "checkpoint", "metadata", "created_at")]

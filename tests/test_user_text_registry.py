@@ -26,8 +26,8 @@ def test_the_columns_the_issue_named_are_declared_with_their_erasure():
     assert declared[("memories.MemoryItem", "fact_key")] == Erase.SCRUB
     assert declared[("memories.MemoryItem", "path")] == Erase.SCRUB
     assert declared[("memories.MemoryVersion", "attributes")] == Erase.SCRUB
-    assert declared[("conversations.SessionEntry", "entry")] == Erase.SCRUB
-    assert declared[("conversations.Checkpoint", "checkpoint")] == Erase.DELETE_ROW
+    assert declared[("framework_state.SessionEntry", "entry")] == Erase.SCRUB
+    assert declared[("framework_state.Checkpoint", "checkpoint")] == Erase.DELETE_ROW
     assert "memories_recallentry_fts" in user_text_tables()
 
 

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Exists, F, OuterRef, Value
+from django.db.models import F, Value
 from django.db.models.functions import Coalesce, Greatest
 
 from accounts.models import Workspace
-from conversations.models import MAIN_BRANCH, Branch, Conversation, ConversationResource, Message
+from conversations.models import MAIN_BRANCH, Branch, Conversation, Message
 from conversations.selectors.conversations import conversation_get_or_404
 from memory_project.errors import NotFoundError
 
@@ -31,23 +31,27 @@ def branch_get_or_404(*, conversation: Conversation, name: str = MAIN_BRANCH) ->
     return branch
 
 
-def conversation_branch_get_or_404(*, workspace: Workspace, external_id: str,
-                                   name: str = MAIN_BRANCH) -> tuple[Conversation, Branch]:
+def conversation_branch_get_or_404(*, workspace: Workspace, external_id: str, name: str = MAIN_BRANCH,
+                                   annotations: dict[str, Any] | None = None) -> tuple[Conversation, Branch]:
     """The conversation and its branch `name` in one query, for a read that
     needs both; the same answers as `conversation_get_or_404`, then
-    `branch_get_or_404`. The conversation also says whether it has memory
-    stores attached (`has_resources`), so that most reads skip that query."""
-    attached = ConversationResource.objects.filter(conversation_id=OuterRef("conversation_id"))
-    branch = (Branch.objects.select_related("conversation").annotate(has_resources=Exists(attached))
+    `branch_get_or_404`. `annotations` (expressions over the branch row, e.g.
+    `Exists(...)` of rows that point at `conversation_id`) are set on the
+    conversation; they are None when the branch had to be made first (not
+    known: the caller reads what it wanted to learn)."""
+    annotations = annotations or {}
+    branch = (Branch.objects.select_related("conversation").annotate(**annotations)
               .filter(conversation__workspace=workspace, conversation__external_id=external_id, name=name).first())
     if branch is None:
         conversation = conversation_get_or_404(workspace=workspace, external_id=external_id)
         branch = branch_get_or_404(conversation=conversation, name=name)  # made meanwhile if no 404
-        conversation.has_resources = True  # not known: read them
+        for key in annotations:
+            setattr(conversation, key, None)
         return conversation, branch
     conversation = branch.conversation
     conversation.workspace = workspace  # as `conversation_get`
-    conversation.has_resources = branch.has_resources
+    for key in annotations:
+        setattr(conversation, key, getattr(branch, key))
     return conversation, branch
 
 

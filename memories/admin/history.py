@@ -13,6 +13,7 @@ from django.contrib.admin.utils import quote
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
+from conversations.admin import floor_anchor
 from conversations.models import Conversation, Message
 from memories.admin.labels import ActorNames, actor_names
 from memories.models import MemoryEdge, MemoryItem, MemoryVersion
@@ -161,10 +162,6 @@ class SourceFloor:
     message: Message
     conversation: Conversation
     url: str
-
-
-def floor_anchor(message: Message) -> str:
-    return f"floor-{message.branch_id}-{message.floor_no}"
 
 
 def conversation_floor_url(message: Message) -> str:

@@ -22,13 +22,13 @@ from django.utils import timezone
 
 from conversations import formats
 from conversations.models import MAIN_BRANCH, Message
-from conversations.resources.selectors import conversation_resource_list
 from conversations.selectors.branches import branch_view, conversation_branch_get_or_404
 from conversations.selectors.messages import MessageRow, branch_message_rows
 from memories.llm.tokens import content_text, count_content_tokens, count_tokens
 from memories.models import Scope
 from memories.recall.index import memory_scope_token, passage_scope_token
-from memories.recall.selection import RecallScope, Selection, recall_select
+from memories.recall.selection import Selection, recall_select
+from memories.resources.selectors import conversation_resource_list, stores_attached
 from memories.selectors.summaries import visible_rolling_summary
 from memories.services.items_batch import memory_items_mark_used, used_stamp_is_stale
 from memories.services.scopes import branch_scope_id
@@ -209,8 +209,10 @@ def selection_report(selection: Selection, *, scopes: list[str], scope_id: str |
 
 def context_assemble(*, workspace, external_id: str, request: ContextRequest) -> dict[str, Any]:
     started = time.perf_counter()
+    # Whether stores are attached comes with the branch, so most reads skip that query.
     conversation, branch = conversation_branch_get_or_404(workspace=workspace, external_id=external_id,
-                                                          name=request.branch or MAIN_BRANCH)
+                                                          name=request.branch or MAIN_BRANCH,
+                                                          annotations={"has_resources": stores_attached()})
     view = branch_view(branch=branch)
     history, systems = _history(view, request.max_messages)
     messages = [_as_dict(m, request.truncate_chars) for m in history]
@@ -259,7 +261,8 @@ def context_assemble(*, workspace, external_id: str, request: ContextRequest) ->
         sections.append(selection.text)
 
     stores = []
-    for attached in conversation_resource_list(conversation=conversation) if conversation.has_resources else ():
+    has_resources = conversation.has_resources is not False
+    for attached in conversation_resource_list(conversation=conversation) if has_resources else ():
         store = attached.resource.memory_store
         stores.append({"memory_store_id": store.pk, "name": store.name, "description": store.description,
                        "access": attached.resource.access, "instructions": attached.resource.instructions,

@@ -18,6 +18,7 @@ from accounts.models import ApiKey, Workspace
 from accounts.selectors import api_key_authenticate
 from accounts.services import api_key_create, api_key_revoke
 from conversations import models as cm
+from framework_state import models as fm
 from memories import models as mm
 from memories.services.versioning import content_fingerprint, memory_version_redact, version_record
 from memory_project.errors import ConflictError, ValidationError
@@ -70,7 +71,7 @@ def populated(workspace):
     cm.Message.objects.create(workspace=workspace, conversation=conv, branch=fork, floor_no=3, role="user", content={"x": 1})
 
     store = mm.MemoryStore.objects.create(workspace=workspace, name="notes", metadata={"team": "a"})
-    cm.ConversationResource.objects.create(conversation=conv, memory_store=store, instructions="use it", position=0)
+    mm.ConversationResource.objects.create(conversation=conv, memory_store=store, instructions="use it", position=0)
     job = mm.MemoryJob.objects.create(
         workspace=workspace, kind="extract", scope="chat", scope_id=conv.external_id, status="succeeded",
         attempts=1, payload={"message_ids": [messages[0].pk], "store": store.pk}, result={"created": 2},
@@ -88,20 +89,20 @@ def populated(workspace):
         workspace=workspace, scope="chat", scope_id=conv.external_id, conversation=conv, last_processed_floor_no=3,
         item_count=1, last_extracted_at=timezone.now(),
     )
-    session = cm.AgentSession.objects.create(
+    session = fm.AgentSession.objects.create(
         workspace=workspace, conversation=conv, project_key="/proj", session_id="sess-1", mtime_ms=1, summary={"a": 1}
     )
-    cm.SessionEntry.objects.create(session=session, uuid="e1", entry='{"type":"user"}', message=messages[0], mtime_ms=2)
-    cm.SessionEntry.objects.create(session=session, subpath="sub", entry='{"type":"x"}', mtime_ms=3)
-    cm.Checkpoint.objects.create(
+    fm.SessionEntry.objects.create(session=session, uuid="e1", entry='{"type":"user"}', message=messages[0], mtime_ms=2)
+    fm.SessionEntry.objects.create(session=session, subpath="sub", entry='{"type":"x"}', mtime_ms=3)
+    fm.Checkpoint.objects.create(
         workspace=workspace, conversation=conv, checkpoint_id="cp1", type="msgpack", checkpoint=b"\x00\xff\x80bin",
         metadata={"step": 1},
     )
-    cm.CheckpointWrite.objects.create(
+    fm.CheckpointWrite.objects.create(
         workspace=workspace, conversation=conv, checkpoint_id="cp1", task_id="t", idx=0, channel="c", type="json",
         value=b"\x01\x02",
     )
-    cm.StoreDocumentTTL.objects.create(memory=doc, ttl_minutes=60.0)
+    fm.StoreDocumentTTL.objects.create(memory=doc, ttl_minutes=60.0)
     return {"keys": keys, "conv": conv, "doc": doc, "fact": fact, "redacted": first_version, "job": job}
 
 
@@ -204,12 +205,12 @@ def test_copy_into_a_new_slug_reissues_every_id(populated, workspace):
     assert fact.source_job_id == job.pk and fact.source_message_id in message_ids
     edge = mm.MemoryEdge.objects.get(workspace=copy)
     assert (edge.from_item_id, edge.to_item_id) == (doc.pk, fact.pk)
-    assert cm.StoreDocumentTTL.objects.get(memory=doc).ttl_minutes == 60.0
-    session = cm.AgentSession.objects.get(workspace=copy)
-    entries = list(cm.SessionEntry.objects.filter(session=session).order_by("pk"))
+    assert fm.StoreDocumentTTL.objects.get(memory=doc).ttl_minutes == 60.0
+    session = fm.AgentSession.objects.get(workspace=copy)
+    entries = list(fm.SessionEntry.objects.filter(session=session).order_by("pk"))
     assert [e.entry for e in entries] == ['{"type":"user"}', '{"type":"x"}']
     assert entries[0].message.conversation_id == conv.pk
-    assert bytes(cm.Checkpoint.objects.get(workspace=copy).checkpoint) == b"\x00\xff\x80bin"
+    assert bytes(fm.Checkpoint.objects.get(workspace=copy).checkpoint) == b"\x00\xff\x80bin"
 
 
 def test_truncated_file_imports_nothing(populated, workspace):

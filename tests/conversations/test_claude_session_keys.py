@@ -12,8 +12,9 @@ import pytest
 from django.db import connections
 
 from accounts.models import Workspace
-from conversations.framework.services.claude import SessionKey, conversation_id_for, session_entries_append
-from conversations.models import AgentSession, Conversation, Message, SessionEntry
+from conversations.models import Conversation, Message
+from framework_state.models import AgentSession, SessionEntry
+from framework_state.services.claude import SessionKey, conversation_id_for, session_entries_append
 from tests.conversations.helpers import claude_append
 
 pytestmark = pytest.mark.django_db
@@ -61,7 +62,7 @@ def test_a_conversation_made_through_the_api_is_never_adopted(api):
 
 
 def test_both_ids_taken_is_a_409_that_writes_nothing(api, workspace):
-    from conversations.framework.services.claude import digest_conversation_id
+    from framework_state.services.claude import digest_conversation_id
 
     for taken in (conversation_id_for("p", "s"), digest_conversation_id("p", "s")):
         Conversation.objects.create(workspace=workspace, external_id=taken)

@@ -201,8 +201,8 @@ def test_an_append_past_the_cap_outside_a_transaction_writes_nothing(workspace):
 def test_first_checkpoint_batches_race_to_create_one_thread(workspace):
     import base64
 
-    from conversations.framework.services.checkpoints import checkpoint_batch
-    from conversations.models import Checkpoint, CheckpointWrite
+    from framework_state.models import Checkpoint, CheckpointWrite
+    from framework_state.services.checkpoints import checkpoint_batch
 
     start = threading.Barrier(8)
     blob = base64.b64encode(b"state").decode()
@@ -236,9 +236,9 @@ def test_a_batch_that_loses_a_thread_creation_race_keeps_none_of_its_threads(wor
 
     from django.db import transaction
 
-    from conversations.framework.services import checkpoints
-    from conversations.models import Checkpoint
     from conversations.services import conversation_get_or_create
+    from framework_state.models import Checkpoint
+    from framework_state.services import checkpoints
 
     holding, release = threading.Event(), threading.Event()
 

@@ -7,7 +7,8 @@ import base64
 
 import pytest
 
-from conversations.models import AgentSession, Checkpoint, CheckpointWrite, Conversation, Message, SessionEntry
+from conversations.models import Conversation, Message
+from framework_state.models import AgentSession, Checkpoint, CheckpointWrite, SessionEntry
 from memories.models import MemoryItem
 from tests.conversations.helpers import claude_append
 

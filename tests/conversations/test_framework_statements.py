@@ -13,10 +13,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from conversations.framework import selectors
-from conversations.framework.services import checkpoints, claude, openai
-from conversations.models import Checkpoint, CheckpointWrite, Conversation, FrameworkSource, Message, SessionEntry
+from conversations.models import Conversation, FrameworkSource, Message
 from conversations.services import conversation_get_or_create
+from framework_state import selectors
+from framework_state.models import Checkpoint, CheckpointWrite, SessionEntry
+from framework_state.services import checkpoints, claude, openai
 from tests.conversations.helpers_bulk import bulk_fill
 
 pytestmark = pytest.mark.django_db

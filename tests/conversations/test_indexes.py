@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from conversations.models import Branch, CheckpointWrite
+from conversations.models import Branch
+from framework_state.models import CheckpointWrite
 
 pytestmark = [pytest.mark.django_db, pytest.mark.skipif("connection.vendor != 'postgresql'")]
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from conversations.models import Branch, Conversation, ConversationResource
+from conversations.models import Branch, Conversation
 from conversations.services import conversation_get_or_create
 from memories.models import MemoryItem, MemoryVersion
+from memories.resources.models import ConversationResource
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from accounts.actors import Actor
-from conversations.framework.services import store as store_service
-from conversations.framework.services.store import store_batch
+from framework_state.services import store as store_service
+from framework_state.services.store import store_batch
 
 pytestmark = pytest.mark.django_db
 ACTOR = Actor.for_api_key("apikey_test")

@@ -10,8 +10,8 @@ from django.test import override_settings
 from django.utils import timezone
 
 from accounts.actors import Actor
-from conversations.framework.services.store import store_batch
 from conversations.models import Conversation, Message
+from framework_state.services.store import store_batch
 from memories.models import JobKind, JobStatus, MemoryItem, MemoryJob, MemoryVersion
 from memories.services.jobs import (
     PENDING_REDISPATCH_AFTER,

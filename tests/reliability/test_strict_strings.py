@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from conversations.models import Conversation, ConversationResource
+from conversations.models import Conversation
 from memories.models import MemoryEdge
+from memories.resources.models import ConversationResource
 
 pytestmark = pytest.mark.django_db
 
