@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 
 from memories.extraction.dialog import HUMAN, dialog_mode, prepare_turns
-from memories.extraction.summarizer import SUMMARY_MAX_CHARS
+from memories.extraction.summarizer.sections import SUMMARY_MAX_CHARS
 from memories.extraction.text import clip
 from memories.extraction.types import ExtractionInput
 
