@@ -331,7 +331,7 @@ from conversations.models import Branch, Message
 from conversations.services import conversation_get_or_create
 from memories.models import JobKind
 from memories.services.jobs import memory_job_enqueue
-from memories.services.pipeline import memory_job_execute
+from memories.services.pipeline.execute import memory_job_execute
 from memories.services.scopes import branch_scope_id
 
 floors, warm_up, end_to_end = int(sys.argv[1]), sys.argv[2] == "1", sys.argv[3] == "1"

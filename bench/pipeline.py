@@ -38,7 +38,7 @@ from accounts.models import Workspace  # noqa: E402
 from conversations.models import Branch, Conversation, Message  # noqa: E402
 from memories.models import MemoryItem, MemoryJob, ScopeState  # noqa: E402
 from memories.recall.context import ContextRequest, context_assemble  # noqa: E402
-from memories.services.pipeline import memory_job_execute  # noqa: E402
+from memories.services.pipeline.execute import memory_job_execute  # noqa: E402
 from memories.services.scopes import branch_scope_id  # noqa: E402
 from memories.services.versioning import content_fingerprint  # noqa: E402
 

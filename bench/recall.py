@@ -399,8 +399,8 @@ class Backlog:
                 self.ready = True
             from django.db import close_old_connections
 
-            from memories.models import RecallEntry
             from memories.recall.embeddings import get_embedding_provider
+            from memories.recall.models import RecallEntry
 
             close_old_connections()
             provider = get_embedding_provider()

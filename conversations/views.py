@@ -15,7 +15,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.viewsets import GenericViewSet
 
-from conversations import formats, hooks, services
+import conversations.formats as formats
+import conversations.hooks as hooks
+import conversations.services as services
 from conversations.models import Branch, Conversation, Message
 from conversations.schema import (
     PREFER_PARAMETER,

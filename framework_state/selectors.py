@@ -18,6 +18,7 @@ from conversations.models import MAIN_BRANCH, MAX_MESSAGES_PER_CONVERSATION, Con
 from conversations.statements import page_statements
 from framework_state.models import AgentSession, Checkpoint, CheckpointWrite, SessionEntry
 from framework_state.services.claude import SessionKey
+from framework_state.services.openai import message_to_item
 from memory_project.db import column, json_column, table
 
 
@@ -81,7 +82,6 @@ def session_items(*, workspace: Workspace, session_id: str, limit: int | None) -
     read is a backward scan of the (branch, floor_no) unique index that stops
     after `limit` rows, the same cost at floor 20 as at floor 10,000. (`main`
     of a session is never a fork.)"""
-    from framework_state.services.openai import message_to_item
 
     if limit is not None and limit <= 0:
         return []

@@ -9,8 +9,12 @@ from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+import framework_state.selectors as selectors
+import framework_state.services.checkpoints as checkpoints
+import framework_state.services.claude as claude
+import framework_state.services.openai as openai
+import framework_state.services.store as store
 from conversations.models import Message
-from framework_state import selectors
 from framework_state.models import AgentSession, Checkpoint
 from framework_state.schema import (
     checkpoint_schema,
@@ -26,7 +30,6 @@ from framework_state.serializers import (
     SessionKeyQuerySerializer,
     encode_checkpoint_cursor,
 )
-from framework_state.services import checkpoints, claude, openai, store
 from memory_project.api import request_actor, request_workspace
 from memory_project.errors import ValidationError
 

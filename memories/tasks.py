@@ -11,8 +11,11 @@ from celery import Task, shared_task
 from django.db import InterfaceError, OperationalError
 
 from memories.models import JobKind
+from memories.recall.dense import recall_embed_pending
 from memories.services.jobs import memory_job_enqueue, memory_job_fail
-from memories.services.pipeline import memory_job_execute
+from memories.services.lineage.receivers import lineage_event_replay
+from memories.services.pipeline.execute import memory_job_execute
+from memories.services.pipeline.maintenance import idle_branches_extract
 
 # Database hiccups are worth retrying; everything else fails the job.
 TRANSIENT_ERRORS = (OperationalError, InterfaceError)
@@ -53,7 +56,6 @@ def schedule_maintenance_task() -> None:
 def embed_recall_entries_task(workspace_id: int) -> None:
     """Vectors for the workspace's recall entries that have none yet (idempotent:
     it only fills what is missing, so duplicate messages cost a look, not work)."""
-    from memories.recall.dense import recall_embed_pending
 
     recall_embed_pending(workspace_id=workspace_id)
 
@@ -61,7 +63,6 @@ def embed_recall_entries_task(workspace_id: int) -> None:
 @shared_task(acks_late=True, ignore_result=True)
 def extract_idle_branches_task() -> None:
     """Beat's minute tick: queue extraction of conversations that went quiet."""
-    from memories.services.pipeline.maintenance import idle_branches_extract
 
     idle_branches_extract()
 
@@ -72,6 +73,5 @@ def erase_lineage_task(signal_name: str, event: dict) -> None:
     """Lineage erasure that its receiver could not finish in the request (see
     `memories.services.lineage.lineage_receiver`): run again from the event's
     ids. Idempotent: what was erased already is simply not found again."""
-    from memories.services.lineage.receivers import lineage_event_replay
 
     lineage_event_replay(signal_name=signal_name, event=event)

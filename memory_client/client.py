@@ -17,8 +17,8 @@ from typing import Any
 
 import httpx
 
-from memory_client import _operations as ops
-from memory_client import formats
+import memory_client._operations as ops
+import memory_client.formats as formats
 from memory_client._transport import Call, RetryPolicy, run_async, run_sync
 from memory_client.types import Message
 

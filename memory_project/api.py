@@ -13,6 +13,7 @@ from django.http import Http404
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 
+from accounts.actors import Actor
 from memory_project.errors import DomainError
 
 logger = logging.getLogger(__name__)
@@ -115,6 +116,5 @@ def request_workspace(request):
 
 def request_actor(request, *, session_id: str | None = None):
     """The actor to record for a write made through this request."""
-    from accounts.actors import Actor
 
     return Actor.for_api_key(request.auth.pk, session_id=session_id)

@@ -5,6 +5,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from agent_tools.mcp.views import McpView
+from conversations.views import SLASH_MESSAGE, has_encoded_slash
 from memory_project.api import error_body
 from memory_project.middleware import invalid_request_response
 from memory_project.views import favicon, healthz, readyz, root
@@ -40,7 +41,6 @@ def handler400(request, exception=None):
 
 
 def handler404(request, exception=None):
-    from conversations.views import SLASH_MESSAGE, has_encoded_slash
 
     if request.path.startswith("/v1/conversations/") and has_encoded_slash(request):
         return invalid_request_response(SLASH_MESSAGE)

@@ -3,6 +3,8 @@ from django.http import HttpResponse, JsonResponse
 from django.views.decorators.cache import cache_control, never_cache
 from django.views.decorators.http import require_safe
 
+from memories.recall.dense import recall_vector_cache_report
+
 # The console's icon: browsers ask for /favicon.ico on every page, and a 404
 # there fills the access log. An SVG answers at that path in every browser.
 FAVICON_SVG = (
@@ -14,7 +16,6 @@ FAVICON_SVG = (
 
 
 def healthz(request):
-    from memories.recall.dense import recall_vector_cache_report
 
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")

@@ -98,7 +98,8 @@ def test_json_records_write_the_models_choices_without_json_dumps(monkeypatch):
     import enum
     import json
 
-    from memories.models import MemoryType, RecallEntry, RecallKind
+    from memories.models import MemoryType
+    from memories.recall.models import RecallEntry, RecallKind
     from memory_project.db import records as db
 
     def refuse(*args, **kwargs):

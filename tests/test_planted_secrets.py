@@ -184,8 +184,9 @@ def _flush_wal() -> None:
 
 @pytest.fixture
 def mcp_call(workspace, api_key):
-    from accounts.models import ApiKey
     from memories.mcp.tools import agent_tool_execute
+
+    from accounts.models import ApiKey
 
     def call(name: str, arguments: dict) -> dict:
         key = ApiKey.objects.filter(workspace=workspace).first()

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memories.recall.context import ContextRequest, context_assemble, recall, selection_report, user_recall_scope
+
 
 @dataclass
 class Recalled:
@@ -34,13 +36,6 @@ def recall_context(
     messages, with its rolling summary); for a user, among the global memories
     and that user's; with neither, among the global ones. Raises NotFoundError
     for an unknown conversation."""
-    from memories.recall.context import (
-        ContextRequest,
-        context_assemble,
-        recall,
-        selection_report,
-        user_recall_scope,
-    )
 
     if conversation_id is not None:
         body = context_assemble(

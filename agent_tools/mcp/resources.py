@@ -12,8 +12,11 @@ import mimetypes
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
+from conversations.models import Conversation
+from conversations.selectors.conversations import conversation_get_or_404
 from memories.models import MemoryItem, Scope
 from memories.paths import normalize_path
+from memories.selectors.summaries import visible_rolling_summary
 from memory_project.errors import NotFoundError, ValidationError
 
 STORE_PREFIX = "memory://stores/"
@@ -58,7 +61,6 @@ def _mime(path: str) -> str:
 
 
 def _summary_conversations(workspace):
-    from conversations.models import Conversation
 
     return (
         Conversation.objects.filter(workspace=workspace, metadata__has_key="summary")
@@ -136,8 +138,6 @@ def resource_read(*, workspace, uri: str) -> ResourceContent:
 def _rolling_summary(workspace, conversation_id: str) -> str:
     """The main line's rolling summary as a reader may see it
     (`memories.selectors.summaries`: in a review workspace, approved summaries only)."""
-    from conversations.selectors.conversations import conversation_get_or_404
-    from memories.selectors.summaries import visible_rolling_summary
 
     conversation = conversation_get_or_404(workspace=workspace, external_id=conversation_id)
     return visible_rolling_summary(workspace=workspace, external_id=conversation.external_id,

@@ -20,8 +20,8 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
+import agent_tools.mcp.resources as resources
 from accounts.actors import Actor
-from agent_tools.mcp import resources
 from agent_tools.mcp.catalogue import agent_tools_for
 from agent_tools.mcp.tools import agent_tool_execute
 from agent_tools.store_tools import ToolResult

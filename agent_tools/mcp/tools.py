@@ -20,8 +20,11 @@ from accounts.actors import Actor
 from agent_tools.mcp.catalogue import AGENT_TOOLS, LIST_DEFAULT_LIMIT, RECALL_DEFAULT_TOKENS, AgentTool
 from agent_tools.mcp.recall import Recalled, recall_context
 from agent_tools.store_tools import ToolResult, memory_tool_execute
+from conversations.models import Message
+from conversations.selectors.conversations import conversation_get_or_404
 from memories.llm.tokens import ENCODING_NAME, count_tokens
 from memories.models import MemoryItem, MemoryStore, Scope, Status
+from memories.selectors.items import memory_item_list
 from memories.serializers.items import MemoryItemOutputSerializer
 from memories.services.facts import memory_fact_remember
 from memories.services.items import memory_item_delete, memory_item_update
@@ -261,8 +264,6 @@ def _forget(workspace, data: dict[str, Any], actor: Actor) -> ToolResult:
 
 
 def _list(workspace, data: dict[str, Any], actor: Actor) -> ToolResult:
-    from conversations.selectors.conversations import conversation_get_or_404
-    from memories.selectors.items import memory_item_list
 
     filters: dict[str, Any] = {"status": data.get("status", Status.ACTIVE)}
     for name, key in (("scope", "scope"), ("type", "type"), ("fact_key", "fact_key"), ("query", "q")):
@@ -297,7 +298,6 @@ def _list(workspace, data: dict[str, Any], actor: Actor) -> ToolResult:
 
 def _conversation_scopes(conversation) -> Q:
     """A conversation's own memories: its chat scope, its branches' scopes and its floors."""
-    from conversations.models import Message
 
     branch_prefix = json.dumps([conversation.external_id], ensure_ascii=False, separators=(",", ":"))[:-1] + ","
     return (

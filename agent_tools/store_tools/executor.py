@@ -15,12 +15,13 @@ from typing import Any
 
 from django.db.models import Q
 
+import memories.services.store_memories as services
 from accounts.actors import Actor
 from agent_tools.store_tools.definitions import ToolSpec, tool_spec
 from memories.models import MemoryItem, MemoryStore
 from memories.paths import normalize_path, normalize_prefix
+from memories.search import search_filter
 from memories.selectors.stores import MemoryPrefix, memory_get_by_path, memory_list
-from memories.services import store_memories as services
 from memory_project.errors import DomainError, NotFoundError, PermissionDeniedError
 
 SEARCH_DEFAULT_LIMIT = 10
@@ -110,7 +111,6 @@ def _list(store: MemoryStore, data: dict[str, Any], actor: Actor) -> ToolResult:
 
 
 def _search(store: MemoryStore, data: dict[str, Any], actor: Actor) -> ToolResult:
-    from memories.search import search_filter
 
     query = data["query"]
     limit = data.get("limit", SEARCH_DEFAULT_LIMIT)

@@ -30,8 +30,8 @@ from typing import Any
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+import conversations.hooks as hooks
 from accounts.models import Workspace
-from conversations import hooks
 from conversations.hooks import (
     BranchRef,
     MessagesAppended,

@@ -7,8 +7,8 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+import conversations.hooks as hooks
 from accounts.models import Workspace
-from conversations import hooks
 from conversations.hooks import BranchRef, ConversationDeleted, send_on_commit
 from conversations.models import MAIN_BRANCH, Branch, Conversation, Message
 from conversations.services.validation import UNSET, validate_conversation_id, validate_metadata, validate_user_id

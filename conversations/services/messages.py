@@ -15,8 +15,8 @@ from django.db.models import F, Max
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
+import conversations.hooks as hooks
 from accounts.models import Workspace
-from conversations import hooks
 from conversations.hooks import (
     BranchRef,
     MessageDeleted,

@@ -15,6 +15,7 @@ from memories.services.items_batch import (
     memory_items_set_lifecycle,
     memory_items_set_status,
 )
+from memories.services.lineage.erase import memories_delete_following_lineage
 from memory_project.errors import DomainError
 
 
@@ -84,7 +85,6 @@ def set_lifecycle(queryset, *, actor: Actor, lifecycle_status: str, verb: str) -
 
 def delete(queryset, *, actor: Actor) -> Outcome:
     """Deletes follow lineage: summaries compacted from a deleted memory go too."""
-    from memories.services.lineage.erase import memories_delete_following_lineage
 
     return _run(
         queryset,

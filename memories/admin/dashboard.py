@@ -9,9 +9,9 @@ from django.db.models import Count, Q, Sum
 from django.http import Http404
 from django.template.response import TemplateResponse
 
+import memories.admin.trends as trends
 from accounts.admin_scope import scope_queryset, visible_workspaces
 from accounts.models import Workspace
-from memories.admin import trends
 from memories.admin.filters import compaction_due_q
 from memories.admin.labels import scope_text
 from memories.models import JobStatus, LifecycleStatus, MemoryItem, MemoryJob, MemoryType, RecallEntry, ScopeState

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from django import forms
 
+import memories.services.item_rules as rules
 from accounts.actors import Actor
 from memories.models import MemoryItem
-from memories.services import item_rules as rules
 from memory_project.errors import DomainError
 
 

@@ -10,9 +10,11 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponseRedirect
 from django.urls import path, reverse
 
+import memories.admin.batch as batch
+import memories.admin.redaction as redaction
 from accounts.actors import Actor
 from accounts.admin_scope import WorkspaceScopedAdmin
-from memories.admin import batch, redaction
+from conversations.models import Message
 from memories.admin.columns import MemoryChangeList, MemoryColumns, changelist_queryset, review_rank, search_memories
 from memories.admin.dashboard import dashboard_view
 from memories.admin.filters import (
@@ -27,7 +29,7 @@ from memories.admin.filters import (
     StoreIdFilter,
 )
 from memories.admin.forms import MemoryCreateForm, MemoryItemForm
-from memories.admin.history import item_edges, scope_conversation, source_floor, version_history
+from memories.admin.history import conversation_floor_url, item_edges, scope_conversation, source_floor, version_history
 from memories.admin.logging import ContentFreeLogMixin
 from memories.admin.outcomes import confirmation_page
 from memories.models import MemoryItem, MemoryVersion, Scope
@@ -193,8 +195,6 @@ class MemoryAdminBase(WorkspaceScopedAdmin, ContentFreeLogMixin, MemoryColumns, 
         from django.urls import reverse
         from django.utils.html import format_html, format_html_join
 
-        from conversations.models import Message
-        from memories.admin.history import conversation_floor_url
 
         ids = list(obj.sources or [])
         messages = {m.pk: m for m in Message.objects.filter(workspace_id=obj.workspace_id, pk__in=ids)

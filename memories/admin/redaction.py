@@ -11,6 +11,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from accounts.actors import Actor
+from accounts.admin_scope import visible_workspaces
 from accounts.models import Workspace
 from memories.admin.batch import ids_by_workspace
 from memories.admin.forms import RedactAndReplaceForm, RedactEverywhereForm
@@ -297,7 +298,6 @@ def redact_everywhere_view(modeladmin, request):
     memories, their versions, derived and rolling summaries. The first step
     shows where the text appears; the second, confirmed, clears it. Needs the
     redact permission and the change permission (live content is rewritten)."""
-    from accounts.admin_scope import visible_workspaces
 
     if not modeladmin.has_redact_everywhere_permission(request):
         raise PermissionDenied

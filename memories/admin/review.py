@@ -17,8 +17,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 
+import memories.admin.batch as batch
 from accounts.admin_scope import scope_queryset
-from memories.admin import batch
 from memories.admin.filters import ConfidenceFilter, ImportanceFilter
 from memories.admin.memory_items import MemoryAdminBase, operator
 from memories.models import MemoryItem, ReviewItem

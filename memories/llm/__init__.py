@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from memories.llm.anthropic_provider import AnthropicProvider
 from memories.llm.base import LLMError, LLMOutputError, LLMProvider, LLMTransientError
+from memories.llm.offline import OfflineProvider
+from memories.llm.openai_provider import OpenAIProvider
 
 __all__ = ["LLMError", "LLMOutputError", "LLMProvider", "LLMTransientError", "get_provider"]
 
@@ -17,15 +20,12 @@ __all__ = ["LLMError", "LLMOutputError", "LLMProvider", "LLMTransientError", "ge
 def get_provider(name: str | None = None) -> LLMProvider:
     name = (name or settings.LLM_PROVIDER or "offline").lower()
     if name == "offline":
-        from memories.llm.offline import OfflineProvider
 
         return OfflineProvider(delay_seconds=getattr(settings, "LLM_OFFLINE_DELAY_SECONDS", 0.0))
     if name == "openai":
-        from memories.llm.openai_provider import OpenAIProvider
 
         return OpenAIProvider.from_settings()
     if name == "anthropic":
-        from memories.llm.anthropic_provider import AnthropicProvider
 
         return AnthropicProvider.from_settings()
     raise LLMError(f"Unknown LLM_PROVIDER '{name}': use offline, openai or anthropic.")

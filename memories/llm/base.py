@@ -24,7 +24,14 @@ from memories.extraction.types import (
     Resolution,
     Usage,
 )
-from memories.llm import prompts
+from memories.llm.prompts import (
+    COMPACT_SYSTEM,
+    compaction_user,
+    correction,
+    extract_system,
+    extraction_user,
+    task_alias,
+)
 
 T = TypeVar("T")
 
@@ -143,7 +150,7 @@ def to_result(out: ExtractionOut, data: ExtractionInput) -> ExtractionResult:
     by_floor = {t.floor_no: t.message_id for t in data.turns}
     known_loops = {loop.id for loop in data.open_loops}
     # The prompt names open tasks T1, T2 ...; a model that answers with the id itself is understood too.
-    aliases = {prompts.task_alias(i): loop.id for i, loop in enumerate(data.open_loops)}
+    aliases = {task_alias(i): loop.id for i, loop in enumerate(data.open_loops)}
     for resolution in out.resolutions:
         resolution.target = aliases.get(resolution.target.strip(), resolution.target.strip())
     problems: list[str] = []
@@ -262,20 +269,20 @@ class ChatProvider(LLMProvider):
                 return parse(parse_json_object(text)), usage
             except (ValueError, ValidationError) as exc:
                 last_error = str(exc)[:1000]
-                prompt = prompts.correction(user, text, last_error)
+                prompt = correction(user, text, last_error)
         raise LLMOutputError(f"{self.name}: output did not match the schema after {SCHEMA_RETRIES + 1} attempts: {last_error}")
 
     def extract(self, data: ExtractionInput) -> tuple[ExtractionResult, Usage]:
         return self._structured(
-            prompts.extract_system(),
-            prompts.extraction_user(data),
+            extract_system(),
+            extraction_user(data),
             lambda obj: to_result(ExtractionOut.model_validate(obj), data),
         )
 
     def compact(self, summaries: list[str]) -> tuple[str, Usage]:
         text, usage = self._structured(
-            prompts.COMPACT_SYSTEM,
-            prompts.compaction_user(summaries),
+            COMPACT_SYSTEM,
+            compaction_user(summaries),
             lambda obj: CompactionOut.model_validate(obj).summary,
         )
         return clip(repair_literals(text, "\n".join(summaries)), SUMMARY_MAX_CHARS), usage

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from memories.extraction import extractor
+import memories.extraction.extractor as extractor
 from memories.extraction.types import ExtractionInput, ExtractionResult, Usage
 from memories.llm.base import LLMProvider
 from memories.llm.tokens import count_tokens

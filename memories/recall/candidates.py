@@ -19,7 +19,9 @@ from typing import Any
 from django.db import connection
 from django.db.models import Exists, OuterRef, Q
 
-from memories.models import LifecycleStatus, MemoryItem, MemoryType, RecallKind, Scope, Status, SummaryTier
+from conversations.models import Message
+from memories.models import LifecycleStatus, MemoryItem, MemoryType, Scope, Status, SummaryTier
+from memories.recall.models import RecallKind
 from memory_project.db import column, model_rows, table
 
 # Recency halves every two weeks: last week's preference beats last quarter's.
@@ -139,7 +141,6 @@ class RecallScope:
             # A floor memory is visible where its message is: checked per
             # row (EXISTS on the message's primary key), never by listing
             # the conversation's messages.
-            from conversations.models import Message
 
             combined |= Q(Exists(Message.objects.filter(pk=OuterRef("scope_id"),
                                                         conversation_id=self.floor_conversation)),
@@ -215,7 +216,6 @@ def _first_by_importance_sql(with_ids: tuple[bool, ...], floor: bool, min_import
     names an id, whether floor memories are read, whether importance has a
     floor (`vendor` for the quoting). Written out once per shape: the ORM took
     longer to build this union than the database to run it."""
-    from conversations.models import Message
 
     t = table(MemoryItem)
     col = functools.partial(column, MemoryItem)

@@ -20,12 +20,14 @@ from typing import Any
 
 from django.utils import timezone
 
-from conversations import formats
+import conversations.formats as formats
 from conversations.models import MAIN_BRANCH, Message
 from conversations.selectors.branches import branch_view, conversation_branch_get_or_404
 from conversations.selectors.messages import MessageRow, branch_message_rows
 from memories.llm.tokens import content_text, count_content_tokens, count_tokens
 from memories.models import Scope
+from memories.recall.candidates import RecallScope
+from memories.recall.dense import dense_similarities
 from memories.recall.index import memory_scope_token, passage_scope_token
 from memories.recall.selection import Selection, recall_select
 from memories.resources.selectors import conversation_resource_list, stores_attached
@@ -176,7 +178,6 @@ def bounded_query(query: str) -> str:
 
 def recall(*, workspace, scope: RecallScope, query: str, strategy: str, budget: int) -> Selection:
     """Select, then stamp `last_used_at` on the memories chosen."""
-    from memories.recall.dense import dense_similarities
 
     query = bounded_query(query)
 

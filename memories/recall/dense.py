@@ -32,9 +32,12 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Count
 
+import memories.recall.embeddings as embeddings
+import memories.recall.pgvector as pgvector
+from conversations.selectors.messages import message_rows
 from memories.llm.tokens import content_text
-from memories.models import MemoryItem, RecallEntry, RecallKind
-from memories.recall import embeddings, pgvector
+from memories.models import MemoryItem
+from memories.recall.models import RecallEntry, RecallKind
 from memories.recall.stats import ScopeState, scope_states
 
 logger = logging.getLogger(__name__)
@@ -282,7 +285,6 @@ def dense_similarities(*, workspace_id: str
 
 
 def _entry_texts(entries: list[RecallEntry]) -> list[str]:
-    from conversations.selectors.messages import message_rows
 
     memories = dict(MemoryItem.objects.filter(pk__in=[e.memory_id for e in entries if e.memory_id])
                     .values_list("pk", "content"))

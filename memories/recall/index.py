@@ -34,10 +34,13 @@ from typing import Any, Protocol
 
 from django.db import connection as default_connection
 
+from conversations.selectors.messages import message_conversation_ids
 from memories.fts5 import fts5_drop, fts5_ensure, fts5_optimize
 from memories.llm.tokens import content_text, count_tokens
-from memories.models import MemoryItem, MemoryType, RecallEntry, RecallKind, Scope, SummaryTier
+from memories.models import MemoryItem, MemoryType, Scope, SummaryTier
 from memories.recall.analysis import analyze, terms_text
+from memories.recall.models import RecallEntry, RecallKind
+from memories.recall.stats import scope_states
 from memory_project.db import column, insert_rows, placeholders, table
 
 ENTRY_TABLE = "memories_recallentry"
@@ -73,7 +76,6 @@ def passage_scope_token(conversation_pk: int) -> str:
 
 
 def _floor_conversation_ids(workspace_id: str, message_ids: Iterable[str]) -> dict[str, str]:
-    from conversations.selectors.messages import message_conversation_ids
 
     return message_conversation_ids(workspace_id=workspace_id, message_ids=list(message_ids))
 
@@ -459,7 +461,6 @@ def shortlist(*, workspace_id: str, scope_tokens: Sequence[str], terms: Sequence
 def scope_statistics(*, workspace_id: str, scope_tokens: Sequence[str]) -> tuple[int, float]:
     """(entries, mean length in terms) of the scopes: BM25's N and avgdl,
     from the running totals (one indexed statement)."""
-    from memories.recall.stats import scope_states
 
     return statistics_of(scope_states(workspace_id=workspace_id, scope_tokens=scope_tokens).values())
 

@@ -26,6 +26,8 @@ import numpy as np
 from django.conf import settings
 from django.db import connection as default_connection
 
+import memories.recall.embeddings as embeddings
+
 logger = logging.getLogger(__name__)
 
 ENTRY_TABLE = "memories_recallentry"
@@ -101,7 +103,6 @@ def vector_index_ensure(connection=default_connection) -> bool:
     """The HNSW index for the configured provider's size, and the column of
     entries embedded without it filled. No-op without the column or a
     provider. Returns True when the index was created."""
-    from memories.recall import embeddings
 
     if not has_column(connection):
         return False
@@ -120,7 +121,6 @@ def vector_index_ensure(connection=default_connection) -> bool:
 
 
 def _backfill(connection) -> int:
-    from memories.recall import embeddings
 
     done = 0
     while True:
@@ -138,7 +138,6 @@ def _backfill(connection) -> int:
 def vectors_write(pairs: Sequence[tuple[int, np.ndarray]], *, model: str) -> None:
     """Each entry's vector, in both columns (the bytes serve the in-process
     path, `RECALL_VECTOR_INDEX=process`)."""
-    from memories.recall import embeddings
 
     with default_connection.cursor() as cursor:
         cursor.executemany(

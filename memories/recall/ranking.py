@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from memories.recall import index
+import memories.recall.index as index
 from memories.recall.analysis import query_terms
 from memories.recall.stats import scope_states
 

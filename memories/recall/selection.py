@@ -28,9 +28,10 @@ from datetime import datetime
 
 from django.utils import timezone
 
+import memories.recall.ranking as ranking
+from conversations.selectors.messages import message_rows
 from memories.llm.tokens import content_text, count_tokens
-from memories.models import MemoryType, RecallKind, SummaryTier
-from memories.recall import ranking
+from memories.models import MemoryType, SummaryTier
 from memories.recall.candidates import (
     MAX_EXAMINED,
     MAX_MEMORY_ROWS,
@@ -45,6 +46,7 @@ from memories.recall.candidates import (
     orientation_rows,
     pinned_rows,
 )
+from memories.recall.models import RecallKind
 from memories.recall.passages import passage_parts
 
 STRATEGIES = ("balanced", "importance", "dual-summary")
@@ -151,7 +153,6 @@ class PassageTexts:
         """Give `candidate` its line; False when its message is gone."""
         if candidate.passage is None or candidate.line:
             return True
-        from conversations.selectors.messages import message_rows
 
         wanted: list[Candidate] = []
         index = self.ranked.index(candidate, self.position)

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 from django.db import connection as default_connection
 
+from memories.recall.models import RecallScopeStats
+
 ENTRY_TABLE = "memories_recallentry"
 STATS_TABLE = "memories_recallscopestats"
 
@@ -162,7 +164,6 @@ class ScopeState:
 def scope_states(*, workspace_id: str, scope_tokens: Sequence[str]) -> dict[str, ScopeState]:
     """Each scope's totals, one indexed statement (a scope with no entry yet
     has no row)."""
-    from memories.models import RecallScopeStats
 
     rows = RecallScopeStats.objects.filter(workspace_id=workspace_id, scope_token__in=list(scope_tokens)) \
         .values_list("scope_token", "entries", "total_length", "embedded", "removed")

@@ -9,9 +9,10 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+import memories.resources.selectors as selectors
+import memories.resources.services as services
 from conversations.schema import envelope
 from conversations.views import ConversationScopedViewSet
-from memories.resources import selectors, services
 from memories.resources.models import ConversationResource
 from memories.resources.serializers import ConversationResourcesInputSerializer, resources_payload
 from memory_project.api import request_workspace

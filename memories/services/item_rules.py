@@ -35,14 +35,7 @@ from collections.abc import Callable
 from typing import Any
 
 from accounts.actors import Actor
-from memories.models import (
-    MAX_CONTENT_BYTES,
-    LifecycleStatus,
-    MemoryType,
-    Scope,
-    Status,
-    SummaryTier,
-)
+from memories.models import MAX_CONTENT_BYTES, LifecycleStatus, MemoryType, Scope, Status, SummaryTier
 from memory_project.errors import ConflictError, ValidationError
 
 MAX_FACT_KEY_CHARS = 255

@@ -16,6 +16,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import Min
 
+import memories.services.item_rules as rules
 from accounts.actors import Actor
 from memories.models import (
     MAX_SCOPE_ID_CHARS,
@@ -27,7 +28,6 @@ from memories.models import (
     Scope,
     VersionOperation,
 )
-from memories.services import item_rules as rules
 from memories.services.stores import lock_writable_stores_of
 from memories.services.supersession import facts_supersede_on_approval, is_approval
 from memories.services.versioning import (

@@ -17,9 +17,9 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+import memories.services.item_rules as rules
 from accounts.actors import Actor
 from memories.models import LifecycleStatus, MemoryItem, VersionOperation
-from memories.services import item_rules as rules
 from memories.services.stores import lock_writable_stores_of
 from memories.services.supersession import facts_supersede_on_approval, is_approval
 from memories.services.versioning import lock_memory_items, memories_released_since_review, versions_record_bulk

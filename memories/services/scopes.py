@@ -20,6 +20,10 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, Sum
 
+from accounts.models import Workspace
+from conversations.models import Branch
+from conversations.selectors.branches import branch_get
+from conversations.selectors.conversations import conversation_get
 from memories.models import (
     MAX_SCOPE_ID_CHARS,
     JobKind,
@@ -31,7 +35,7 @@ from memories.models import (
     ScopeState,
     Status,
 )
-from memories.services.jobs import memory_job_enqueue, memory_job_pending_fresh
+from memories.services.jobs import memory_job_cancel, memory_job_enqueue, memory_job_pending_fresh
 from memory_project.db import column, insert_objects, table
 from memory_project.errors import NotFoundError, ValidationError
 
@@ -83,8 +87,6 @@ def lock_scope_state(*, workspace, scope: str, scope_id: str, conversation=None,
 
 
 def _branch_of(*, workspace, scope_id: str):
-    from conversations.selectors.branches import branch_get
-    from conversations.selectors.conversations import conversation_get
 
     try:
         conversation_id, branch_name = parse_branch_scope_id(scope_id)
@@ -151,8 +153,6 @@ def scope_note_appended(*, event) -> None:
         if memory_job_pending_fresh(workspace_id=event.workspace_id, kind=JobKind.EXTRACT, scope=Scope.BRANCH,
                                     scope_id=scope_id):
             return
-        from accounts.models import Workspace
-        from conversations.models import Branch
 
         # Two look-ups by primary key: a join of branch, conversation and
         # workspace planned worse whenever the tables' statistics were stale.
@@ -184,7 +184,6 @@ def _open_branch_scope(*, event, scope_id: str) -> None:
 def scope_note_conversation_deleted(*, event) -> None:
     """Receiver of `conversations.hooks.conversation_deleted`: the conversation's
     queued extractions have nothing left to read."""
-    from memories.services.jobs import memory_job_cancel
 
     scope_ids = [branch_scope_id(event.external_id, branch.name) for branch in event.branches]
     for job in MemoryJob.objects.filter(
@@ -225,8 +224,6 @@ def _clean_scope(scope, scope_id) -> tuple[str, str]:
 
 
 def _branch_or_404(*, workspace, scope_id: str):
-    from conversations.selectors.branches import branch_get
-    from conversations.selectors.conversations import conversation_get
 
     conversation_id, branch_name = parse_branch_scope_id(scope_id)
     conversation = conversation_get(workspace=workspace, external_id=conversation_id)

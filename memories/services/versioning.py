@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from memories.models import LifecycleStatus, MemoryItem, MemoryVersion, Status, VersionOperation
+from memories.recall.index import memory_entries_rebuild, memory_entries_sync
 from memories.services.item_rules import REPORTED_PENDING
 from memories.services.redaction import redaction_scrub
 from memory_project.db import insert_objects, new_object
@@ -140,7 +141,6 @@ def version_record(*, item: MemoryItem, operation: str, actor: Actor, preassigne
     if operation != VersionOperation.DELETED:
         # Every content change writes a version, so this is the one place that
         # keeps the recall index in step (a deleted item's entry cascades).
-        from memories.recall.index import memory_entries_rebuild, memory_entries_sync
 
         if operation == VersionOperation.CREATED:
             memory_entries_rebuild([item], new=True)  # nothing indexed yet: no look-up, no DELETE

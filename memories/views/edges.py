@@ -7,14 +7,14 @@ from rest_framework import status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+import memories.selectors.edges as selectors
+import memories.services.edges as services
 from memories.models import MemoryEdge
-from memories.selectors import edges as selectors
 from memories.serializers.items import (
     MemoryEdgeCreateInputSerializer,
     MemoryEdgeOutputSerializer,
     MemoryEdgeUpdateInputSerializer,
 )
-from memories.services import edges as services
 from memories.views.item_schema import EDGE_SCHEMA
 from memories.views.items import paginate, validated
 from memory_project.api import request_workspace

@@ -14,9 +14,11 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+import memories.selectors.item_versions as version_selectors
+import memories.selectors.items as selectors
+import memories.services.items as services
+import memories.services.items_batch as batch_services
 from memories.models import MemoryItem
-from memories.selectors import item_versions as version_selectors
-from memories.selectors import items as selectors
 from memories.serializers.items import (
     MemoryBatchDeleteInputSerializer,
     MemoryBatchStatusInputSerializer,
@@ -26,8 +28,6 @@ from memories.serializers.items import (
     MemoryItemVersionOutputSerializer,
     MemoryRestoreInputSerializer,
 )
-from memories.services import items as services
-from memories.services import items_batch as batch_services
 from memories.services.lineage.erase import (
     memories_delete_following_lineage,
     memory_delete_following_lineage,

@@ -8,11 +8,11 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+import memories.selectors.jobs as selectors
+import memories.services.jobs as job_services
+import memories.services.scopes as scope_services
 from memories.models import MemoryJob, ScopeState
-from memories.selectors import jobs as selectors
 from memories.serializers.jobs import MemoryJobOutputSerializer, ScopeActionInputSerializer, ScopeStateOutputSerializer
-from memories.services import jobs as job_services
-from memories.services import scopes as scope_services
 from memories.views.items import paginate, validated
 from memories.views.job_schema import JOB_SCHEMA, SCOPE_SCHEMA
 from memory_project.api import request_workspace

@@ -9,10 +9,12 @@ from rest_framework import status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memories import pagination as pg
+import memories.pagination as pg
+import memories.selectors.stores as selectors
+import memories.services.store_memories as memory_services
+import memories.services.stores as store_services
 from memories.models import MAX_PATH_SEGMENTS, MemoryItem, MemoryStore, MemoryVersion, VersionOperation
 from memories.paths import normalize_prefix
-from memories.selectors import stores as selectors
 from memories.serializers.stores import (
     MemoryOutputSerializer,
     MemoryPutInputSerializer,
@@ -25,8 +27,6 @@ from memories.serializers.stores import (
     memory_deleted_wire,
     memory_store_deleted_wire,
 )
-from memories.services import store_memories as memory_services
-from memories.services import stores as store_services
 from memories.views.store_schema import memory_schema, schema_for_generic_methods, store_schema, version_schema
 from memory_project.api import request_actor, request_workspace
 from memory_project.errors import ValidationError

@@ -18,7 +18,7 @@ from typing import Any
 
 from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool, ToolError
 
-from memory_client import _operations as ops
+import memory_client._operations as ops
 from memory_client._transport import Call
 from memory_client.errors import MemoryConflictError, MemoryNotFoundError, MemoryServiceError
 

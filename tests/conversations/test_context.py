@@ -222,7 +222,8 @@ def test_a_message_is_found_right_after_its_append_with_no_job_run(api, workspac
     """The last floors of a conversation are below every extraction
     threshold: no job reads them, yet the append put their passages in the
     recall index as it committed."""
-    from memories.models import MemoryJob, RecallEntry
+    from memories.models import MemoryJob
+    from memories.recall.models import RecallEntry
 
     turns = [("user", "Did you see the game last night?"), ("assistant", "I did, what a finish."),
              ("user", "My cousin John adopted a dog last week."), ("assistant", "How lovely! What is the dog's name?"),

@@ -22,15 +22,16 @@ from memories.models import (
     MemoryJob,
     MemoryType,
     MemoryVersion,
-    RecallEntry,
     Scope,
     ScopeState,
     Status,
 )
+from memories.recall.models import RecallEntry
 from memories.services.items import memory_item_create
 from memories.services.jobs import memory_job_enqueue
 from memories.services.pipeline import extract as extract_module
-from memories.services.pipeline import memory_job_execute, writes
+from memories.services.pipeline import writes
+from memories.services.pipeline.execute import memory_job_execute
 from memories.services.pipeline.writes import destination_for, write_batch
 from memories.services.scopes import branch_scope_id
 from tests.factories import append_messages

@@ -9,7 +9,7 @@ from django.test import override_settings
 
 from memories.models import MemoryEdge, MemoryItem
 from memories.services.jobs import memory_job_enqueue
-from memories.services.pipeline import memory_job_execute
+from memories.services.pipeline.execute import memory_job_execute
 from memories.services.scopes import branch_scope_id
 from tests.factories import append_messages
 from tests.memories.pipeline_helpers import eager_celery, load_fixture

@@ -23,17 +23,8 @@ from accounts.actors import Actor
 from accounts.backup import workspace_export
 from conversations.models import Conversation, Message
 from conversations.services import message_append
-from memories.models import (
-    JobKind,
-    MemoryItem,
-    MemoryJob,
-    MemoryType,
-    MemoryVersion,
-    RecallEntry,
-    Scope,
-    ScopeState,
-    SummaryTier,
-)
+from memories.models import JobKind, MemoryItem, MemoryJob, MemoryType, MemoryVersion, Scope, ScopeState, SummaryTier
+from memories.recall.models import RecallEntry
 from memories.services.lineage.erase import LineageReport
 from memories.services.lineage.find import memory_descendants
 from memories.services.lineage.text import workspace_text_occurrences, workspace_text_redact

@@ -141,7 +141,7 @@ def test_job_records_provider_usage_and_fails_clearly(workspace, settings, monke
     """A provider failure marks the job failed with its error; usage of the
     batches that succeeded stays recorded."""
     from memories.models import MemoryJob, ScopeState
-    from memories.services.pipeline import memory_job_execute
+    from memories.services.pipeline.execute import memory_job_execute
     from memories.services.scopes import branch_scope_id
     from tests.factories import append_messages
 

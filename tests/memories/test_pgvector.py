@@ -14,9 +14,10 @@ from django.db import connection, transaction
 
 from accounts.actors import Actor
 from conversations.services import message_append
-from memories.models import RecallEntry, Scope
+from memories.models import Scope
 from memories.recall import dense, embeddings, pgvector
 from memories.recall.index import memory_scope_token
+from memories.recall.models import RecallEntry
 from memories.services.items import memory_item_create
 from tests.factories import WorkspaceFactory
 from tests.memories.test_recall_vectors import _entries, _exact, _unit

@@ -19,7 +19,7 @@ from memories.services.jobs import (
     memory_job_start,
     memory_jobs_redispatch_pending,
 )
-from memories.services.pipeline import memory_job_execute
+from memories.services.pipeline.execute import memory_job_execute
 from memories.services.pipeline.maintenance import conversations_expire, items_sweep_expired
 from memories.services.scopes import branch_scope_id
 from tests.factories import append_messages

@@ -12,9 +12,10 @@ from accounts.actors import Actor
 from conversations.models import Message
 from conversations.services import message_append
 from memories.llm.tokens import count_tokens
-from memories.models import JobKind, LifecycleStatus, MemoryItem, MemoryType, RecallEntry, Scope, SummaryTier
+from memories.models import JobKind, LifecycleStatus, MemoryItem, MemoryType, Scope, SummaryTier
 from memories.recall.analysis import analyze, query_terms
 from memories.recall.index import passage_spans
+from memories.recall.models import RecallEntry
 from memories.services.items import memory_item_create
 from memories.services.jobs import memory_job_enqueue
 from memories.services.scopes import branch_scope_id

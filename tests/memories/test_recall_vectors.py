@@ -17,9 +17,10 @@ from django.test.utils import CaptureQueriesContext
 
 from accounts.actors import Actor
 from conversations.services import message_append
-from memories.models import RecallEntry, RecallKind, RecallScopeStats, Scope
+from memories.models import Scope
 from memories.recall import dense, embeddings, stats
 from memories.recall.index import memory_scope_token
+from memories.recall.models import RecallEntry, RecallKind, RecallScopeStats
 from memories.services.items import memory_item_create, memory_item_delete
 
 pytestmark = pytest.mark.django_db

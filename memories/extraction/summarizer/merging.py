@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from memories.extraction.patterns.values import category
 from memories.extraction.summarizer.composition import compose
 from memories.extraction.summarizer.sections import SUMMARY_MAX_CHARS, Piece, parse_sections, split_label
 from memories.extraction.text import (
@@ -26,7 +27,6 @@ _MULTI_VALUED = ("allergic to", "dislikes", "对")
 def fact_slot(fact: str) -> str | None:
     """Which attribute a fact sentence sets ("User lives in" for "User lives in
     Oslo"), with the category for preferences; None for free text."""
-    from memories.extraction.patterns.values import category
 
     match = (_ZH_SLOT if detect_language(fact) == "zh" else _EN_SLOT).match(fact.strip())
     if not match:

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import F, Q
 
 from accounts.actors import Actor
+from conversations.services import conversation_update
 from memories.models import (
     JobKind,
     JobStatus,
@@ -19,14 +20,14 @@ from memories.models import (
     MemoryItem,
     MemoryJob,
     MemoryType,
-    RecallEntry,
-    RecallKind,
     Scope,
     ScopeState,
     SummaryTier,
 )
 from memories.recall.index import recall_index_purge
+from memories.recall.models import RecallEntry, RecallKind
 from memories.search import search_index_purge
+from memories.services.items import memory_item_delete, memory_redact_and_replace
 from memories.services.items_batch import (
     MAX_BATCH_IDS,
     clean_batch_ids,
@@ -36,7 +37,7 @@ from memories.services.items_batch import (
 from memories.services.jobs import memory_job_enqueue
 from memories.services.lineage.find import conversation_items, derived_ids, memory_descendants
 from memories.services.scopes import COMPACTABLE_SCOPES, branch_scope_id, lock_scope_state, parse_branch_scope_id
-from memories.services.versioning import deleted_memories_versions_redact
+from memories.services.versioning import deleted_memories_versions_redact, memory_version_redact, memory_versions_redact
 from memory_project.erasure import erasure_on_disk
 from memory_project.errors import DomainError, ValidationError
 from memory_project.user_text import user_text_tables
@@ -95,7 +96,6 @@ def erase_items(*, workspace, ids: Iterable[str], actor: Actor) -> list[str]:
 def rolling_summaries_clear(*, workspace, states: Iterable[ScopeState], external_id: str, conversation_exists: bool) -> int:
     """Empty these scopes' rolling summaries; the main branch's copy in the
     conversation's metadata goes too. Returns how many summaries were cleared."""
-    from conversations.services import conversation_update
 
     cleared = 0
     for state in states:
@@ -298,7 +298,6 @@ def lineage_erase_memories(*, workspace, actor: Actor, memory_ids: Iterable[str]
 
 def memory_delete_following_lineage(*, workspace, actor: Actor, memory_id: str, **preconditions) -> LineageReport:
     """Delete a memory (`memory_item_delete`) and erase what was compacted from it."""
-    from memories.services.items import memory_item_delete
 
     with transaction.atomic():
         scope = MemoryItem.objects.filter(workspace=workspace, pk=memory_id).values_list("scope", "scope_id").first()
@@ -323,7 +322,6 @@ def memory_version_redact_following_lineage(*, workspace, actor: Actor, version_
     """Redact a version (`memory_version_redact`) and erase the summaries
     compacted from its memory, which may quote the redacted text. Returns
     (version, report)."""
-    from memories.services.versioning import memory_version_redact
 
     with transaction.atomic():
         version = memory_version_redact(workspace=workspace, version_id=version_id, actor=actor, store_id=store_id)
@@ -341,7 +339,6 @@ def memory_redact_and_replace_following_lineage(*, workspace, actor: Actor, memo
     """Replace a memory's content and redact its earlier versions
     (`memory_redact_and_replace`), then erase the summaries compacted from it,
     which may quote the old text. Returns (item, redacted versions, report)."""
-    from memories.services.items import memory_redact_and_replace
 
     with transaction.atomic():
         item, done = memory_redact_and_replace(workspace=workspace, actor=actor, memory_id=memory_id, content=content,
@@ -359,7 +356,6 @@ def memory_versions_redact_following_lineage(
     the others, then erase the summaries compacted from the redacted ones in
     one pass: one index purge and one re-derivation per scope. Returns
     (redacted items, (item, error) refused, report)."""
-    from memories.services.versioning import memory_versions_redact
 
     redacted: list[MemoryItem] = []
     refused: list[tuple[MemoryItem, DomainError]] = []

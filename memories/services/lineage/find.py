@@ -8,11 +8,8 @@ from collections.abc import Iterable
 
 from django.db.models import Q
 
-from memories.models import (
-    MemoryItem,
-    MemoryType,
-    Scope,
-)
+from conversations.selectors.conversations import conversation_get
+from memories.models import MemoryItem, MemoryType, Scope
 from memories.services.scopes import branch_scope_id
 
 
@@ -68,7 +65,6 @@ def memory_descendants(*, workspace, memory_ids: Iterable[str]) -> list[str]:
 def message_descendants(*, workspace, external_id: str, message_ids: Iterable[str]) -> list[str]:
     """The memories made from these messages of one conversation (what an edit
     or deletion of them would erase): for the admin's "also appears in"."""
-    from conversations.selectors.conversations import conversation_get
 
     conversation = conversation_get(workspace=workspace, external_id=external_id)
     if conversation is None:

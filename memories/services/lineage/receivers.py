@@ -9,19 +9,19 @@ from typing import Any
 
 from django.db import transaction
 
+import conversations.hooks as hooks
 from accounts.actors import Actor
-from memories.models import (
-    RecallEntry,
-    RecallKind,
-)
+from accounts.models import Workspace
+from conversations.hooks import current_actor
+from conversations.selectors.conversations import conversation_get
 from memories.recall.index import passage_entries_delete, passage_entries_rebuild
+from memories.recall.models import RecallEntry, RecallKind
 from memories.services.lineage.erase import LineageReport, lineage_erase_conversation, lineage_erase_messages
 
 logger = logging.getLogger(__name__)
 
 
 def _message_rows(*, workspace, external_id: str, message_id: str):
-    from conversations.selectors.conversations import conversation_get
 
     conversation = conversation_get(workspace=workspace, external_id=external_id)
     if conversation is None:
@@ -32,13 +32,11 @@ def _message_rows(*, workspace, external_id: str, message_id: str):
 
 
 def _workspace(workspace_id):
-    from accounts.models import Workspace
 
     return Workspace.objects.filter(pk=workspace_id).first()
 
 
 def _actor() -> Actor:
-    from conversations.hooks import current_actor
 
     return current_actor() or Actor.system()
 
@@ -75,7 +73,6 @@ def lineage_note_message_edited(*, event) -> dict[str, Any] | None:
 
 def lineage_note_message_deleted(*, event) -> dict[str, Any] | None:
     """Receiver of `message_deleted`."""
-    from conversations.selectors.conversations import conversation_get
 
     workspace = _workspace(event.workspace_id)
     if workspace is None:
@@ -148,7 +145,6 @@ def lineage_receiver(signal_name: str):
 
 def lineage_event_replay(*, signal_name: str, event: dict) -> dict[str, Any] | None:
     """Run a receiver's erasure again from its event as a plain dict."""
-    from conversations import hooks
 
     type_name, service = _RECEIVERS[signal_name]
     fields = dict(event)

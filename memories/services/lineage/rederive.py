@@ -5,15 +5,11 @@ from __future__ import annotations
 from django.db import transaction
 
 from accounts.actors import Actor
-from memories.models import (
-    LifecycleStatus,
-    MemoryItem,
-    MemoryJob,
-    MemoryType,
-    Scope,
-    Status,
-)
+from conversations.services import conversation_update
+from memories.llm import get_provider
+from memories.models import LifecycleStatus, MemoryItem, MemoryJob, MemoryType, Scope, Status
 from memories.services.lineage.erase import erase_items, indexes_purge
+from memories.services.pipeline.extract import extract_run, job_branch, machine_written_ids
 from memories.services.scopes import lock_scope_state
 
 MAIN_BRANCH = "main"
@@ -42,11 +38,8 @@ def rederive_run(job: MemoryJob) -> dict:
     becomes a merge of the summaries that stay before the floor; the
     checkpoint moves back; then extraction runs. The reset commits with a mark
     on the job, so a rerun after a crash continues with the extraction."""
-    from conversations.services import conversation_update
-    from memories.llm import get_provider
-    from memories.services.pipeline.extract import _branch, extract_run, machine_written_ids
 
-    conversation, branch = _branch(job)
+    conversation, branch = job_branch(job)
     if branch is None:
         return {"skipped": "conversation or branch no longer exists"}
     erased: list[str] = []

@@ -8,12 +8,12 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Q
 
+import conversations.hooks as hooks
 from accounts.actors import Actor
-from memories.models import (
-    MemoryItem,
-    Scope,
-    ScopeState,
-)
+from conversations.selectors.messages import messages_quoting
+from conversations.services import message_update
+from memories.models import MemoryItem, MemoryVersion, Scope, ScopeState
+from memories.services.items import memory_redact_and_replace
 from memories.services.lineage.erase import (
     LineageReport,
     indexes_purge,
@@ -24,6 +24,7 @@ from memories.services.lineage.find import memory_descendants, message_descendan
 from memories.services.redaction import REDACTED_PLACEHOLDER
 from memories.services.scopes import parse_branch_scope_id
 from memories.services.text_sweep import text_sweep_count, text_sweep_erase
+from memories.services.versioning import memory_versions_redact
 from memory_project.errors import ValidationError
 
 # A text to redact across a workspace must be specific enough that matching it
@@ -55,8 +56,6 @@ def workspace_text_occurrences(*, workspace, text: str, messages: bool = False) 
     those memories, rolling summaries that quote it; with `messages`, also
     the messages quoting it and what was made from them (what a redaction
     everywhere would clear, for its preview)."""
-    from conversations.selectors.messages import messages_quoting
-    from memories.models import MemoryVersion
 
     text = clean_redact_text(text)
     memory_ids = list(
@@ -99,9 +98,6 @@ def workspace_text_redact(*, workspace, actor: Actor, text: str) -> dict[str, An
     earlier versions redacted; other versions holding it are redacted;
     summaries compacted from those memories are erased and re-derived;
     rolling summaries quoting it are cleared. Returns counts."""
-    from memories.models import MemoryVersion
-    from memories.services.items import memory_redact_and_replace
-    from memories.services.versioning import memory_versions_redact
 
     text = clean_redact_text(text)
     report = LineageReport()
@@ -164,9 +160,6 @@ def _replace_in_json(value: Any, text: str) -> Any:
 
 
 def _messages_redact(*, workspace, actor: Actor, text: str, report: LineageReport) -> int:
-    from conversations import hooks
-    from conversations.selectors.messages import messages_quoting
-    from conversations.services import message_update
 
     rows = messages_quoting(workspace=workspace, text=text)
     for external_id, message_id, content in rows:

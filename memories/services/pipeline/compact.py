@@ -10,7 +10,16 @@ from django.utils import timezone
 from accounts.actors import Actor
 from memories.llm import get_provider
 from memories.llm.tokens import count_tokens
-from memories.models import LifecycleStatus, MemoryItem, MemoryJob, MemoryType, Relation, Status, SummaryTier
+from memories.models import (
+    LifecycleStatus,
+    MemoryItem,
+    MemoryJob,
+    MemoryType,
+    Relation,
+    ScopeState,
+    Status,
+    SummaryTier,
+)
 from memories.services.edges import memory_edge_create
 from memories.services.items import memory_item_create, memory_item_update
 from memories.services.jobs import job_progress, memory_job_checkpoint
@@ -81,7 +90,6 @@ def compact_run(job: MemoryJob) -> dict:
                                    changes={"lifecycle_status": LifecycleStatus.COMPACTED})
             job_progress(job, counts={"macros": 1, "compacted": len(sources)}, input_tokens=usage.input_tokens,
                          output_tokens=usage.output_tokens, provider=provider.name)
-            from memories.models import ScopeState
 
             ScopeState.objects.filter(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id).update(
                 last_compacted_at=timezone.now())
@@ -92,7 +100,6 @@ def compact_run(job: MemoryJob) -> dict:
 
 
 def lock_state_refresh(job: MemoryJob):
-    from memories.models import ScopeState
 
     state = ScopeState.objects.filter(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id).first()
     if state is None:

@@ -7,12 +7,26 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.actors import Actor
+from conversations.selectors.branches import branch_get, branch_last_floor_no, branch_view
+from conversations.selectors.conversations import conversation_get
+from conversations.selectors.messages import branch_message_rows
+from conversations.services import branch_mark_processed, branch_processed_reset, conversation_update
 from memories.extraction.types import ExtractionInput, ExtractionResult, KnownFact, OpenLoopRef, Turn, Usage
 from memories.llm import get_provider
 from memories.llm.tokens import content_text, count_tokens
 from memories.models import JobKind, MemoryItem, MemoryJob, MemoryType, MemoryVersion, Scope, ScopeState
-from memories.recall.index import embedding_queue, passage_entries_add, passages_indexed
-from memories.services.jobs import job_progress, memory_job_checkpoint
+from memories.recall.analysis import query_terms
+from memories.recall.index import (
+    embedding_queue,
+    memory_scope_token,
+    passage_entries_add,
+    passages_indexed,
+    scope_statistics,
+    shortlist,
+)
+from memories.recall.ranking import bm25_scores
+from memories.services.items_batch import memory_items_delete
+from memories.services.jobs import job_progress, memory_job_checkpoint, memory_job_enqueue
 from memories.services.pipeline.writes import BatchWrites, Destination, destination_for, live_items, write_batch
 from memories.services.scopes import lock_scope_state, parse_branch_scope_id, scope_refresh_totals
 from memory_project.db import statement_pipeline
@@ -49,9 +63,7 @@ PROMPT_NEWEST_LOOPS = 3
 PROMPT_LOOKUP_TERMS = 200
 
 
-def _branch(job: MemoryJob):
-    from conversations.selectors.branches import branch_get
-    from conversations.selectors.conversations import conversation_get
+def job_branch(job: MemoryJob):
 
     conversation_id, branch_name = parse_branch_scope_id(job.scope_id)
     conversation = conversation_get(workspace=job.workspace, external_id=conversation_id)
@@ -133,9 +145,6 @@ def _carried(rows: list[tuple] | None, gone: set[str], limit: int, new: list[tup
 def _touched(job: MemoryJob, destination: Destination, turns: list[Turn]) -> dict[str, float]:
     """The memories of the destination's fact scope that share words with the
     batch, by BM25 over the recall index: {memory id: score}."""
-    from memories.recall.analysis import query_terms
-    from memories.recall.index import memory_scope_token, scope_statistics, shortlist
-    from memories.recall.ranking import bm25_scores
 
     terms = query_terms("\n".join(t.text for t in turns))[:PROMPT_LOOKUP_TERMS]
     tokens = [memory_scope_token(job.workspace_id, destination.fact_scope, destination.fact_scope_id)]
@@ -233,11 +242,8 @@ def extract_run(job: MemoryJob, *, whole: bool = False) -> dict:
     With a network model a job ends, after its first batch, at a tail that
     was appended while it ran and is smaller than the extraction threshold,
     unless `whole` (a rebuild reads every floor)."""
-    from conversations.selectors.branches import branch_last_floor_no, branch_view
-    from conversations.selectors.messages import branch_message_rows
-    from conversations.services import branch_mark_processed, conversation_update
 
-    conversation, branch = _branch(job)
+    conversation, branch = job_branch(job)
     if branch is None:
         return {"skipped": "conversation or branch no longer exists"}
     view = branch_view(branch=branch)
@@ -371,7 +377,6 @@ def _after_extraction(job: MemoryJob, state: ScopeState) -> None:
     maintenance beat), and vectors for what this job indexed and for the
     passages its messages' appends indexed (`index.embedding_queue`, once
     per transaction)."""
-    from memories.services.jobs import memory_job_enqueue
 
     if state.micro_count >= max(1, settings.MEMORY_COMPACT_MIN_MICROS):
         memory_job_enqueue(workspace=job.workspace, kind=JobKind.COMPACT, scope=job.scope, scope_id=job.scope_id)
@@ -394,15 +399,8 @@ def rebuild_run(job: MemoryJob) -> dict:
     then extract from floor 1. The reset commits with a mark on the job, so a
     rerun after a crash continues the extraction instead of resetting again.
     With `from_floor_no` in its payload (lineage erasure), only the floors from
-    there on are re-derived (`lineage.rederive_run`)."""
-    from conversations.services import branch_processed_reset, conversation_update
-    from memories.services.items_batch import memory_items_delete
-
-    if job.payload.get("from_floor_no") is not None:
-        from memories.services.lineage.rederive import rederive_run
-
-        return rederive_run(job)
-    conversation, branch = _branch(job)
+    there on, a job `memory_job_execute` hands to `lineage.rederive_run`."""
+    conversation, branch = job_branch(job)
     if branch is None:
         return {"skipped": "conversation or branch no longer exists"}
     removed = 0

@@ -13,8 +13,11 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import Workspace
+from conversations.models import Conversation
 from conversations.selectors.branches import branches_idle_with_pending
+from conversations.services import conversation_delete
 from memories.models import JobKind, MemoryItem, MemoryJob, Scope, ScopeState
+from memories.services.items_batch import memory_items_delete
 from memories.services.jobs import (
     PENDING_REDISPATCH_AFTER,
     memory_job_checkpoint,
@@ -23,6 +26,7 @@ from memories.services.jobs import (
     memory_jobs_requeue_stale,
 )
 from memories.services.scopes import branch_scope_id, lock_scope_state
+from memories.services.versioning import versions_purge_expired
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +72,6 @@ def idle_branches_extract(*, now=None) -> int:
 def items_sweep_expired(*, now=None) -> int:
     """Delete items past `expires_at` (LangGraph store TTLs) through the batch
     service, so each deletion writes its version."""
-    from memories.services.items_batch import memory_items_delete
 
     now = now or timezone.now()
     rows = list(MemoryItem.objects.filter(expires_at__lt=now).values_list("workspace_id", "pk")[:MAX_PER_RUN * 4])
@@ -88,8 +91,6 @@ def items_sweep_expired(*, now=None) -> int:
 def conversations_expire(*, now=None) -> int:
     """Delete conversations with no message for `MEMORY_CONVERSATION_EXPIRE_DAYS`
     (0 = never), through the conversation service."""
-    from conversations.models import Conversation
-    from conversations.services import conversation_delete
 
     days = settings.MEMORY_CONVERSATION_EXPIRE_DAYS
     if days <= 0:
@@ -111,7 +112,6 @@ def conversations_expire(*, now=None) -> int:
 
 
 def maintenance_run(job: MemoryJob) -> dict:
-    from memories.services.versioning import versions_purge_expired
 
     now = timezone.now()
     result: dict[str, int] = {"requeued": memory_jobs_requeue_stale(older_than=STALE_RUNNING_AFTER)}
