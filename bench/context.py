@@ -35,10 +35,11 @@ from django.db import transaction  # noqa: E402
 
 from accounts.models import Workspace  # noqa: E402
 from conversations.models import Branch, Conversation, Message  # noqa: E402
-from memories.models import MemoryItem, RecallEntry  # noqa: E402
+from memories.models import MemoryItem  # noqa: E402
 from memories.recall import embeddings  # noqa: E402
 from memories.recall.context import ContextRequest, context_assemble  # noqa: E402
 from memories.recall.index import memory_entries_rebuild, passage_entries_rebuild  # noqa: E402
+from memories.recall.models import RecallEntry  # noqa: E402
 from memories.services.scopes import branch_scope_id  # noqa: E402
 from memories.services.versioning import content_fingerprint  # noqa: E402
 

@@ -268,7 +268,7 @@ if kind == "postgresql":
     # would take the better part of an hour); every entry still has its own
     # row and vector, and the context path scores all of them.
     from conversations.models import Message as M
-    from memories.models import RecallEntry
+    from memories.recall.models import RecallEntry
     from memories.recall import embeddings
     from memories.recall.index import memory_entries_rebuild, passage_entries_rebuild
     pool = sorted({" ".join(rng.choice(words) for _ in range(10)) for _ in range(POOL)})

@@ -14,8 +14,9 @@ from accounts.admin_scope import scope_queryset, visible_workspaces
 from accounts.models import Workspace
 from memories.admin.filters import compaction_due_q
 from memories.admin.labels import scope_text
-from memories.models import JobStatus, LifecycleStatus, MemoryItem, MemoryJob, MemoryType, RecallEntry, ScopeState
+from memories.models import JobStatus, LifecycleStatus, MemoryItem, MemoryJob, MemoryType, ScopeState
 from memories.recall.embeddings import get_embedding_provider
+from memories.recall.models import RecallEntry
 
 DUE_SCOPES_SHOWN = 10
 

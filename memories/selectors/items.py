@@ -10,10 +10,11 @@ from django.db.models import Avg, Count, Q, QuerySet, Sum
 from conversations.selectors.branches import branch_list
 from conversations.selectors.conversations import conversation_get
 from memories.filters import MemoryItemFilterSet, check_known_params
-from memories.models import LifecycleStatus, MemoryItem, MemoryType, RecallKind, Scope, Status
+from memories.models import LifecycleStatus, MemoryItem, MemoryType, Scope, Status
 from memories.recall import ranking
 from memories.recall.dense import dense_similarities
 from memories.recall.index import memory_scope_token
+from memories.recall.models import RecallKind
 from memories.services.scopes import branch_scope_id
 from memory_project.errors import NotFoundError, ValidationError
 

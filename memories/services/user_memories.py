@@ -13,7 +13,7 @@ from django.db import transaction
 from accounts.actors import Actor
 from memories.selectors.items import memory_item_list
 from memories.services.items_batch import MAX_BATCH_IDS
-from memories.services.lineage import LineageReport, memories_delete_following_lineage
+from memories.services.lineage.erase import LineageReport, memories_delete_following_lineage
 from memory_project.errors import ValidationError
 
 

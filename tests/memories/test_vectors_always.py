@@ -10,8 +10,9 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from memories.models import MemoryItem, RecallEntry
+from memories.models import MemoryItem
 from memories.recall.embeddings import get_embedding_provider
+from memories.recall.models import RecallEntry
 from tests.factories import append_messages
 from tests.memories.pipeline_helpers import eager_celery
 
