@@ -17,9 +17,9 @@ import json
 import re
 from datetime import datetime
 
+import memories.llm.prompts as prompts
 from memories.extraction import extractor
 from memories.extraction.types import ExtractionInput, KnownFact, OpenLoopRef, Turn
-from memories.llm import prompts
 
 _SPEAKERS_RE = re.compile(r"; speakers (.*)$")
 _SPEAKER_RE = re.compile(r"(.+?) \((user|assistant)\)")

@@ -18,7 +18,7 @@ from django.db import connection
 from django.test import override_settings
 
 from accounts.actors import Actor
-from memories.services.lineage import workspace_text_occurrences, workspace_text_redact
+from memories.services.lineage.text import workspace_text_occurrences, workspace_text_redact
 from tests.memories.pipeline_helpers import eager_celery
 from tests.memories.test_lineage import export_text, tables_holding
 
@@ -184,9 +184,9 @@ def _flush_wal() -> None:
 
 @pytest.fixture
 def mcp_call(workspace, api_key):
-    from memories.mcp.tools import agent_tool_execute
-
     from accounts.models import ApiKey
+    from agent_tools.mcp.tools import agent_tool_execute
+
 
     def call(name: str, arguments: dict) -> dict:
         key = ApiKey.objects.filter(workspace=workspace).first()

@@ -10,10 +10,10 @@ import json
 
 import pytest
 from django.test import override_settings
-from memories.mcp.resources import resource_read, summary_uri
-from memories.mcp.tools import agent_tool_execute
 
 from accounts.actors import Actor
+from agent_tools.mcp.resources import resource_read, summary_uri
+from agent_tools.mcp.tools import agent_tool_execute
 from memories.models import LifecycleStatus, MemoryItem, MemoryType, ScopeState
 from memories.services.items_batch import memory_items_set_lifecycle, memory_items_set_status
 from tests.conversations.helpers import append_ok, conv_url
