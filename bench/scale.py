@@ -194,9 +194,9 @@ def _seed(sizes: list[int], texts: list[str], pool: np.ndarray, model: str) -> d
     from conversations.models import Message
     from conversations.services import messages_append
     from conversations.services.messages import new_message
-    from memories.models import RecallEntry
     from memories.recall import dense
     from memories.recall.index import passage_entries_rebuild
+    from memories.recall.models import RecallEntry
 
     rng = np.random.default_rng(42)
     seeder = Seeder(texts, pool, rng, model)
@@ -266,9 +266,9 @@ def _context(client: httpx.Client, key: str, cid: str, query: str) -> float:
 def _pgvector_recall(workspaces: dict[int, dict], queries: list[str]) -> dict[int, float]:
     """The pgvector path's top 200 against the exact top 200 (numpy over
     every stored vector of the scope), per size, over a few queries."""
-    from memories.models import RecallEntry
     from memories.recall import embeddings, pgvector
     from memories.recall.index import memory_scope_token
+    from memories.recall.models import RecallEntry
 
     provider = embeddings.get_embedding_provider()
     out = {}
@@ -380,8 +380,8 @@ def main() -> None:
                         timings[(name, size)].append(_context(client, workspaces[size]["key"], "long", new_query()))
             # The first call after a write: a new global memory through the
             # API, its vector written as the pipeline writes it, then a call.
-            from memories.models import RecallEntry
             from memories.recall import dense
+            from memories.recall.models import RecallEntry
 
             after_write: dict[tuple[str, int], list[float]] = {(p, s): [] for p in paths for s in sizes}
             write_sizes = [s for s in sizes if s in (10_000, 100_000)]
