@@ -167,9 +167,14 @@ def test_a_branchs_first_append_makes_its_scope_state_in_one_statement(
     with override_settings(MEMORY_EXTRACT_MIN_FLOORS=50, MEMORY_EXTRACT_MIN_TOKENS=100000):
         with django_capture_on_commit_callbacks() as callbacks:
             append_messages(workspace, "c6", [{"role": "user", "content": "I need to call the bank."}])
-        with django_assert_num_queries(1):
+        # Two statements after the commit: the message's passages into the
+        # recall index (searchable at once), and the scope state's one upsert.
+        with django_assert_num_queries(2) as captured:
             for callback in callbacks:
                 callback()
+    statements = [query["sql"] for query in captured.captured_queries]
+    assert sum('INTO "memories_scopestate"' in sql for sql in statements) == 1
+    assert sum('INTO "memories_recallentry"' in sql for sql in statements) == 1
     orphan.refresh_from_db()
     assert orphan.branch.name == "main" and orphan.conversation.external_id == "c6"
     assert ScopeState.objects.filter(scope_id=scope_id).count() == 1
