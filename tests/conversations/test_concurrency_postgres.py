@@ -142,7 +142,9 @@ def test_an_append_outside_a_transaction_is_one_statement(workspace):
     message_append(workspace=workspace, external_id="c", role="user", content="creates the conversation")
     with CaptureQueriesContext(connection) as ctx:
         second = message_append(workspace=workspace, external_id="c", role="user", content="second", user_id="u1")
-    assert _statements(ctx) == ["WITH"]
+    # One statement appends; the INSERT after it, once committed, puts the
+    # message's passages in the recall index so it is searchable at once.
+    assert _statements(ctx) == ["WITH", "INSERT"]
     assert second.created and second.message.floor_no == 2 and second.branch_name == "main"
     stored = Message.objects.get(pk=second.message.pk)
     assert (stored.content, stored.role, stored.floor_no, stored.metadata) == ("second", "user", 2, {})
