@@ -186,7 +186,7 @@ else:
         # workspace and scope filter. Harmless where pgvector is absent; an
         # older pgvector logs that it ignores the second.
         DATABASES["default"].setdefault("OPTIONS", {})["options"] = (
-            f"-c hnsw.ef_search={env_int('PGVECTOR_EF_SEARCH', 400)} -c hnsw.iterative_scan=relaxed_order")
+            f"-c hnsw.ef_search={env_int('PGVECTOR_EF_SEARCH', 1000)} -c hnsw.iterative_scan=relaxed_order")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache (API keys, rate limits) ------------------------------------------------

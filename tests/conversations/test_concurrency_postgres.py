@@ -240,7 +240,7 @@ def test_a_batch_that_loses_a_thread_creation_race_keeps_none_of_its_threads(wor
 
     from conversations.services import conversation_get_or_create
     from framework_state.models import Checkpoint
-    from framework_state.services import checkpoints
+    from framework_state.services import checkpoint_upserts, checkpoints
 
     holding, release = threading.Event(), threading.Event()
 
@@ -271,7 +271,7 @@ def test_a_batch_that_loses_a_thread_creation_race_keeps_none_of_its_threads(wor
     assert holding.wait(20)
     watcher = threading.Thread(target=commit_once_the_batch_waits)
     watcher.start()
-    monkeypatch.setattr(checkpoints, "_threads", fallback_fails)
+    monkeypatch.setattr(checkpoint_upserts, "threads_of", fallback_fails)
     blob = base64.b64encode(b"state").decode()
     ops = [{"op": "put", "thread_id": name, "checkpoint_id": "c1", "type": "msgpack", "checkpoint": blob}
            for name in ("lg-a", "lg-b")]

@@ -7,6 +7,7 @@ import time
 
 import pytest
 from django.core.cache import cache
+from kombu import Connection
 
 from memory_project.celery import app
 from memory_project.readiness import HEARTBEAT_KEY, WORKER_STALE_SECONDS, heartbeat_record, worker_heartbeat_task
@@ -47,14 +48,13 @@ def test_a_stale_heartbeat_is_not_ready(client, with_worker):
     assert client.get("/readyz").status_code == 503
 
 
-def test_an_unreachable_broker_is_not_ready(client, with_worker):
+def test_an_unreachable_broker_is_not_ready(client, with_worker, monkeypatch):
     heartbeat_record()
-    previous = app.conf.broker_url
-    app.conf.broker_url = "redis://127.0.0.1:1/0"
-    try:
-        response = client.get("/readyz")
-    finally:
-        app.conf.broker_url = previous
+    # The broker's address comes from the settings once the app is configured
+    # (CELERY_BROKER_URL outranks a later app.conf assignment), so the app is
+    # handed a connection to a port where nothing listens.
+    monkeypatch.setattr(app, "connection_for_write", lambda *args, **kwargs: Connection("redis://127.0.0.1:1/0"))
+    response = client.get("/readyz")
     assert response.status_code == 503
     assert response.json()["checks"]["broker"]["ok"] is False
 
