@@ -24,7 +24,8 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -230,25 +231,47 @@ def _top(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.nd
     return ids[order], scores[order]
 
 
-def dense_similarities(*, workspace_id: str
-                       ) -> Callable[..., dict[int, float]] | None:
-    """A function `(scope_tokens, query, states=None) -> {entry id: cosine}`
-    for the nearest entries, or None when no embedding provider is
-    configured. `states` are the scopes' totals when the caller has read them
-    (ranking reads them with BM25's statistics)."""
-    provider = embeddings.get_embedding_provider()
-    if provider is None:
-        return None
+# Query vectors computed beside the request's SQL (`DenseRecall.begin`). The
+# model runs in C without the GIL (or waits on a network provider), so the
+# vector and the BM25 shortlist take the time of the longer, not the sum.
+_query_vectors = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-vector")
 
-    def similarities(scope_tokens: Sequence[str], query: str,
-                     states: Mapping[str, ScopeState] | None = None) -> dict[int, float]:
+
+class DenseRecall:
+    """Called as `(scope_tokens, query, states=None) -> {entry id: cosine}`:
+    the nearest entries of the scopes. `states` are the scopes' totals when
+    the caller has read them (ranking reads them with BM25's statistics).
+    `begin(query, states)` starts the query's vector in a thread while the
+    caller reads the database; the call waits for it."""
+
+    def __init__(self, workspace_id: str, provider: embeddings.EmbeddingProvider):
+        self.workspace_id = workspace_id
+        self.provider = provider
+        self._early: tuple[str, Future] | None = None
+
+    @staticmethod
+    def _embedded(scope_tokens: Sequence[str], states: Mapping[str, ScopeState]) -> list[str]:
+        return [t for t in scope_tokens if t in states and states[t].embedded > 0]
+
+    def begin(self, scope_tokens: Sequence[str], query: str, states: Mapping[str, ScopeState]) -> None:
+        if query.strip() and self._embedded(scope_tokens, states):
+            self._early = (query, _query_vectors.submit(self.provider.embed_query, query))
+
+    def _query_vector(self, query: str) -> np.ndarray:
+        if self._early is not None and self._early[0] == query:
+            return self._early[1].result()
+        return self.provider.embed_query(query)
+
+    def __call__(self, scope_tokens: Sequence[str], query: str,
+                 states: Mapping[str, ScopeState] | None = None) -> dict[int, float]:
+        provider, workspace_id = self.provider, self.workspace_id
         if states is None:
             states = scope_states(workspace_id=workspace_id, scope_tokens=scope_tokens)
-        tokens = [t for t in scope_tokens if t in states and states[t].embedded > 0]
+        tokens = self._embedded(scope_tokens, states)
         if not tokens:
             return {}
         try:
-            vector = np.asarray(provider.embed_query(query), dtype=np.float32)
+            vector = np.asarray(self._query_vector(query), dtype=np.float32)
         except embeddings.EmbeddingError as exc:
             # Recall still works on BM25 alone; the provider's outage is logged.
             logger.warning("query embedding failed, ranking by BM25 alone: %s", exc)
@@ -281,7 +304,12 @@ def dense_similarities(*, workspace_id: str
         floor = float(scores[0]) - settings.RECALL_DENSE_MARGIN
         return {int(i): float(v) for i, v in zip(ids, scores, strict=True) if v > 0 and v >= floor}
 
-    return similarities
+
+def dense_similarities(*, workspace_id: str) -> DenseRecall | None:
+    """The workspace's dense recall, or None when no embedding provider is
+    configured."""
+    provider = embeddings.get_embedding_provider()
+    return DenseRecall(workspace_id, provider) if provider is not None else None
 
 
 def _entry_texts(entries: list[RecallEntry]) -> list[str]:

@@ -18,6 +18,7 @@ from django.conf import settings
 
 import memories.recall.index as index
 from memories.recall.analysis import query_terms
+from memories.recall.dense import DenseRecall
 from memories.recall.stats import scope_states
 
 # Okapi BM25's usual constants: term-frequency saturation and length normalisation.
@@ -57,21 +58,26 @@ def bm25_scores(hits: Sequence[index.Hit], terms: Sequence[str], *, n_docs: int,
     return scores
 
 
-def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense=None) -> list[Scored]:
+def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense: DenseRecall | None = None
+         ) -> list[Scored]:
     """Entries of the scopes relevant to `query`, best first, `relevance` in 0..1.
 
-    `dense`, when given, is a callable `(scope_tokens, query, states) ->
-    {entry_id: cosine}` over the scopes' embedded entries (`states`: their
-    running totals, see `stats`); its ranking is fused with BM25's by
+    `dense`, when given, is the workspace's `DenseRecall`: `{entry_id:
+    cosine}` of the scopes' embedded entries nearest the query; its ranking is fused with BM25's by
     reciprocal rank, so an entry found by meaning alone (a paraphrase, another
     language) can still be chosen."""
     terms = query_terms(query)[:MAX_QUERY_TERMS]
+    wants_dense = dense is not None and bool(query.strip())
+    # The scopes' running totals, one statement: BM25's N and mean length,
+    # and which scopes have vectors (the query's vector starts beside the
+    # shortlist's SQL only where one will be compared).
+    states = scope_states(workspace_id=workspace_id, scope_tokens=scope_tokens) if wants_dense else {}
+    if wants_dense:
+        dense.begin(scope_tokens, query, states)
     hits = index.shortlist(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=terms,
                            limit=SHORTLIST_LIMIT) if terms else []
-    # The scopes' running totals, one statement: BM25's N and mean length,
-    # and whether the cached vectors are current.
-    states = scope_states(workspace_id=workspace_id, scope_tokens=scope_tokens) \
-        if hits or (dense is not None and query.strip()) else {}
+    if hits and not states:
+        states = scope_states(workspace_id=workspace_id, scope_tokens=scope_tokens)
     scored: dict[int, Scored] = {}
     if hits:
         n_docs, avg_len = index.statistics_of(states.values())
@@ -86,7 +92,7 @@ def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense=No
         for hit, score in zip(hits, bm25_scores(hits, terms, n_docs=n_docs, avg_len=avg_len, df=df), strict=True):
             if score > 0:
                 scored[hit.id] = Scored(hit=hit, bm25=score)
-    similarities = dense(scope_tokens, query, states) if dense is not None and query.strip() else {}
+    similarities = dense(scope_tokens, query, states) if wants_dense else {}
     if similarities:
         missing = [entry_id for entry_id in similarities if entry_id not in scored]
         for hit in index.entries_by_ids(missing):
