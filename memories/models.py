@@ -357,6 +357,11 @@ class ScopeState(models.Model):
     summarized_until = models.CharField(max_length=40, blank=True, default="")
     # The message ids the rolling summary draws on (see MemoryItem.sources).
     rolling_sources = models.JSONField(default=list, blank=True)
+    # Moved by every erasure that reaches the scope, in the erasure's
+    # transaction: an extraction that read floors (and the rolling summary)
+    # under an earlier value drops what it made of them instead of writing it
+    # (`memories.services.scopes.scope_states_mark_erased`).
+    erasure_generation = models.PositiveBigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -18,7 +18,7 @@ import logging
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, F, Q, Sum
 
 from accounts.models import Workspace
 from conversations.models import Branch
@@ -84,6 +84,26 @@ def lock_scope_state(*, workspace, scope: str, scope_id: str, conversation=None,
     except IntegrityError:
         pass  # created concurrently; lock theirs
     return ScopeState.objects.select_for_update().get(workspace=workspace, scope=scope, scope_id=scope_id)
+
+
+def scope_states_mark_erased(*, workspace, scopes) -> int:
+    """Lock the state rows of these (scope, scope_id) pairs, ordered by pk, and
+    move their `erasure_generation`. Call first in an erasure's transaction.
+
+    An extraction reads a scope's generation before it reads its floors, and
+    writes what it made of them only if the generation is the same under its
+    lock of the row (`extract_run`). So either the extraction commits first,
+    and the erasure, waiting on the lock, finds what it wrote; or the erasure
+    commits first, and the extraction reads the floors again. Returns how
+    many rows were marked."""
+    query = Q()
+    for scope, scope_id in scopes:
+        query |= Q(scope=scope, scope_id=scope_id)
+    if not query:
+        return 0
+    pks = list(ScopeState.objects.select_for_update().filter(query, workspace=workspace)
+               .order_by("pk").values_list("pk", flat=True))
+    return ScopeState.objects.filter(pk__in=pks).update(erasure_generation=F("erasure_generation") + 1)
 
 
 def _branch_of(*, workspace, scope_id: str):

@@ -36,7 +36,13 @@ from memories.services.items_batch import (
 )
 from memories.services.jobs import memory_job_enqueue
 from memories.services.lineage.find import conversation_items, derived_ids, memory_descendants
-from memories.services.scopes import COMPACTABLE_SCOPES, branch_scope_id, lock_scope_state, parse_branch_scope_id
+from memories.services.scopes import (
+    COMPACTABLE_SCOPES,
+    branch_scope_id,
+    lock_scope_state,
+    parse_branch_scope_id,
+    scope_states_mark_erased,
+)
 from memories.services.versioning import deleted_memories_versions_redact, memory_version_redact, memory_versions_redact
 from memory_project.erasure import erasure_on_disk
 from memory_project.errors import DomainError, ValidationError
@@ -186,6 +192,9 @@ def lineage_erase_messages(
     event_scope_id = branch_scope_id(external_id, branch_name) if branch_name else None
     scope_ids = [branch_scope_id(external_id, name) for name in branch_names]
     with transaction.atomic():
+        # First: a running extraction of these branches either committed
+        # (and is found below) or will read the floors again.
+        scope_states_mark_erased(workspace=workspace, scopes=[(Scope.BRANCH, s) for s in scope_ids])
         # The message's own text left its table in the change this follows.
         erasure_on_disk(user_text_tables())
         candidates = conversation_items(
@@ -236,6 +245,7 @@ def lineage_erase_conversation(
     scope_ids = [branch_scope_id(external_id, name) for name in branch_names]
     report = LineageReport()
     with transaction.atomic():
+        scope_states_mark_erased(workspace=workspace, scopes=[(Scope.BRANCH, s) for s in scope_ids])
         ids = list(
             conversation_items(workspace=workspace, external_id=external_id, branch_names=branch_names, user_id=None)
             .values_list("pk", flat=True)
@@ -277,7 +287,8 @@ def lineage_erase_memories(*, workspace, actor: Actor, memory_ids: Iterable[str]
     with transaction.atomic():
         erasure_on_disk(user_text_tables())
         query = Q()
-        scopes = set(scopes)
+        scopes = {scope for scope in scopes if scope and scope[0]}
+        scope_states_mark_erased(workspace=workspace, scopes=scopes)
         for scope, scope_id in scopes:
             query |= Q(scope=scope, scope_id=scope_id)
         if not scopes:

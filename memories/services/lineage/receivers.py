@@ -14,9 +14,11 @@ from accounts.actors import Actor
 from accounts.models import Workspace
 from conversations.hooks import current_actor
 from conversations.selectors.conversations import conversation_get
+from memories.models import Scope
 from memories.recall.index import passage_entries_delete, passage_entries_rebuild
 from memories.recall.models import RecallEntry, RecallKind
 from memories.services.lineage.erase import LineageReport, lineage_erase_conversation, lineage_erase_messages
+from memories.services.scopes import branch_scope_id, scope_states_mark_erased
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +31,15 @@ def _message_rows(*, workspace, external_id: str, message_id: str):
     return conversation, list(conversation.messages.filter(pk=message_id))
 
 
+
+
+def _mark_erased(workspace, conversation) -> None:
+    # Before the passages: a running extraction holds its scope's lock while
+    # it indexes passages, so the erasure takes the scope locks first, in the
+    # order every erasure takes them.
+    scope_states_mark_erased(workspace=workspace, scopes=[
+        (Scope.BRANCH, branch_scope_id(conversation.external_id, name))
+        for name in conversation.branches.values_list("name", flat=True)])
 
 
 def _workspace(workspace_id):
@@ -58,6 +69,7 @@ def lineage_note_message_edited(*, event) -> dict[str, Any] | None:
     if conversation is None:
         return None
     with transaction.atomic():
+        _mark_erased(workspace, conversation)
         indexed = RecallEntry.objects.filter(workspace=workspace, kind=RecallKind.PASSAGE,
                                              message_id=event.message_id).exists()
         if indexed:
@@ -81,6 +93,7 @@ def lineage_note_message_deleted(*, event) -> dict[str, Any] | None:
     if conversation is None:
         return None
     with transaction.atomic():
+        _mark_erased(workspace, conversation)
         dropped = passage_entries_delete(workspace_id=workspace.pk, message_ids=[event.message_id])
         report = lineage_erase_messages(passages_changed=bool(dropped),
             workspace=workspace, actor=_actor(), external_id=event.external_id,

@@ -270,6 +270,7 @@ def extract_run(job: MemoryJob, *, whole: bool = False) -> dict:
         # Read again every time: an erasure may have cleared the rolling summary meanwhile.
         state = ScopeState.objects.get(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id)
         after = state.last_processed_floor_no
+        read_under = (state.pk, state.erasure_generation)
         messages = branch_message_rows(branch=view, lower=after, limit=batch_size * per_commit)
         if not messages:
             break
@@ -299,6 +300,11 @@ def extract_run(job: MemoryJob, *, whole: bool = False) -> dict:
             state = lock_scope_state(workspace=job.workspace, scope=job.scope, scope_id=job.scope_id)
             if state.last_processed_floor_no != after:
                 continue  # another delivery of this job wrote these batches meanwhile
+            if (state.pk, state.erasure_generation) != read_under:
+                # An erasure reached the scope since its floors (or its
+                # rolling summary) were read: what was made of them may quote
+                # erased text, so it is dropped and the floors read again.
+                continue
             totals: dict[str, int] = {}
             input_tokens = output_tokens = 0
             summary_update = None
