@@ -19,7 +19,7 @@ PYTEST_WORKERS ?= 2
 # Where the embedded mode keeps its files (the settings read MEMORY_VAR_DIR too).
 VAR ?= $(or $(MEMORY_VAR_DIR),var)
 
-.PHONY: run test test-quick test-sqlite test-postgres venv node-deps migrate browser-deps bench lint clean
+.PHONY: run test test-quick test-sqlite test-postgres venv node-deps crewai-deps migrate browser-deps bench lint clean
 
 $(RUN_STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,23 @@ $(NODE_STAMP): $(NODE_PACKAGE)/package-lock.json
 	touch $(NODE_STAMP)
 
 node-deps: $(NODE_STAMP)
+
+# CrewAI's environment, apart from .venv: crewai pins openai<3, pydantic<2.13
+# and mcp<2, older than the service's. It holds crewai (requirements-crewai.txt)
+# and the Django-free client; the suite runs a crew in it against a live test
+# server (tests/adapters/test_crewai_memory.py). Measured: about 1 GB (lancedb,
+# pyarrow, chromadb, onnxruntime come with crewai) and 2-3 minutes to install
+# on the 2-core machine, once: again only when its pins change.
+CREWAI_VENV := .venv-crewai
+CREWAI_STAMP := $(CREWAI_VENV)/.installed
+
+$(CREWAI_STAMP): requirements-crewai.txt memory_client/pyproject.toml
+	test -x $(CREWAI_VENV)/bin/python || $(PYTHON) -m venv $(CREWAI_VENV)
+	$(CREWAI_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(CREWAI_VENV)/bin/python -m pip install --quiet -r requirements-crewai.txt "./memory_client[crewai]"
+	touch $(CREWAI_STAMP)
+
+crewai-deps: $(CREWAI_STAMP)
 
 migrate: $(RUN_STAMP)
 	@$(PY) manage.py migrate --noinput
@@ -88,10 +105,10 @@ test: venv browser-deps lint test-sqlite test-postgres
 test-quick: venv
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -p no:cacheprovider -m "not slow" $(PYTEST_ARGS)
 
-test-sqlite: venv node-deps
+test-sqlite: venv node-deps crewai-deps
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -p no:cacheprovider $(PYTEST_ARGS)
 
-test-postgres: venv node-deps
+test-postgres: venv node-deps crewai-deps
 	DATABASE_URL=$(PG_URL) SECRET_KEY=test-only-secret-key-not-for-production \
 	CELERY_BROKER_URL=$(REDIS_URL)/$(REDIS_BROKER_DB) CACHE_URL=$(REDIS_URL)/$(REDIS_CACHE_DB) \
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -p no:cacheprovider $(PYTEST_ARGS)

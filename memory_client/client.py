@@ -203,6 +203,21 @@ class _Shared:
     def langgraph_store(self):
         return self.langgraph_store_for()
 
+    def crewai_memory(self, crew: str = "crew", *, user_id: str | None = None, **memory_fields: Any):
+        """A crewai `Memory` kept by the service (`Crew(memory=...)`): the crew's
+        memories are facts of the `user` scope `user_id` (`crew:<crew>` unless
+        named), searched by meaning. `memory_fields` are `Memory`'s (`llm` ...)."""
+        crewai_memory = _adapter("crewai_memory", "crewai_memory", extra="crewai")
+
+        return crewai_memory(self.config, crew=crew, user_id=user_id, **memory_fields)
+
+    def crewai_storage(self, user_id: str):
+        """crewai's `StorageBackend` over the `user` scope `user_id`; pair it with
+        its embedder: `Memory(storage=s, embedder=s.embedder)`."""
+        MemoryCrewAIStorage = _adapter("crewai_memory", "MemoryCrewAIStorage", extra="crewai")
+
+        return MemoryCrewAIStorage(self.config, user_id=user_id)
+
 
 class MemoryClient(_Shared):
     """Synchronous client. `MemoryClient(base_url, api_key)`, or the

@@ -1,0 +1,89 @@
+"""CrewAI's memory kept by the service, against a live server: a crew with a
+scripted model runs in crewai's own environment (`.venv-crewai`, made by
+`make crewai-deps`: crewai pins openai, pydantic and mcp older than the
+service's), in processes of its own. What it learns lands in the crew's scope,
+a later crew finds it by meaning, the API's search finds it with no word in
+common, and operators see it in the review console."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.adapters.crew_data import CREW, FACT, QUERY, TASKS
+from tests.memories.pipeline_helpers import eager_celery
+
+pytestmark = pytest.mark.slow  # starts processes of its own
+
+REPO = Path(__file__).resolve().parents[2]
+CREWAI_PYTHON = REPO / ".venv-crewai" / "bin" / "python"
+CREW_SCOPE = "crew:billing-crew"
+
+
+@pytest.fixture
+def crewai_python() -> Path:
+    if not CREWAI_PYTHON.exists():
+        pytest.skip("crewai's environment is needed: run `make crewai-deps`")
+    return CREWAI_PYTHON
+
+
+@pytest.fixture
+def meaning(settings):
+    """Recall's embedding model on, and the vectors written as each memory
+    is (the task runs in the request, after its commit)."""
+    settings.EMBEDDING_PROVIDER = "offline"
+    with eager_celery():
+        yield
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z]+", text.lower()))
+
+
+def _crew(python: Path, base_url: str, key: str, phase: str) -> dict:
+    completed = subprocess.run(
+        [str(python), "-m", "tests.adapters.crew_process", "--base-url", base_url, "--api-key", key,
+         "--phase", phase],
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=300,
+    )
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-4000:]
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def test_a_crew_remembers_through_the_service_and_recalls_by_meaning(
+        crewai_python, meaning, live_server, api_key, client, admin_client):
+    assert not _words(QUERY) & _words(FACT) and not _words(TASKS["use"][0]) & _words(FACT)
+
+    learned = _crew(crewai_python, live_server.url, api_key, "learn")
+    assert learned["answer"] == f"Dana told us: {FACT}"
+    # crewai extracted the fact from the result and saved it under the agent's
+    # scope in the crew, with the importance its analysis gave.
+    scope = "/crew/billing-crew/agent/billing-clerk/customers"
+    assert [(m["content"], m["scope"], m["importance"]) for m in learned["recalled"]] == [(FACT, scope, 0.8)]
+
+    kept = client.list_memories(user_id=CREW_SCOPE).data
+    assert [(m["content"], m["type"], m["fact_key"], m["importance"]) for m in kept] == [(FACT, "fact", scope, 0.8)]
+    assert kept[0]["id"] == learned["recalled"][0]["id"]
+    # The service's own search finds it by meaning, with no word in common.
+    found = client.search_memories(query=QUERY, user_id=CREW_SCOPE).data
+    assert found[0]["id"] == kept[0]["id"] and found[0]["score"] > 0
+
+    # A new crew of the same name: its task shares no word with the fact, and
+    # the memory crewai recalls for it is put in front of the model.
+    used = _crew(crewai_python, live_server.url, api_key, "use")
+    assert used["answer"] == "The paperwork is ready."
+    assert len(used["task_prompts"]) == 1 and FACT in used["task_prompts"][0]
+    # Its result held nothing worth keeping: still the one memory.
+    assert [m["id"] for m in client.list_memories(user_id=CREW_SCOPE).data] == [kept[0]["id"]]
+
+    # Operators find the crew's memory in the review console.
+    page = admin_client.get("/admin/memories/memoryitem/", {"q": "invoices"})
+    assert page.status_code == 200 and kept[0]["id"] in page.content.decode()
+    change = admin_client.get(f"/admin/memories/memoryitem/{kept[0]['id']}/change/")
+    assert change.status_code == 200 and FACT in change.content.decode() and CREW_SCOPE in change.content.decode()
+    assert CREW == "Billing crew"
