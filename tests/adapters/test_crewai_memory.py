@@ -87,3 +87,41 @@ def test_a_crew_remembers_through_the_service_and_recalls_by_meaning(
     change = admin_client.get(f"/admin/memories/memoryitem/{kept[0]['id']}/change/")
     assert change.status_code == 200 and FACT in change.content.decode() and CREW_SCOPE in change.content.decode()
     assert CREW == "Billing crew"
+
+
+def test_the_storage_keeps_crewai_s_backend_contract(crewai_python, meaning, live_server, api_key, client):
+    completed = subprocess.run(
+        [str(crewai_python), "-m", "tests.adapters.crewai_storage_process", "--base-url", live_server.url,
+         "--api-key", api_key],
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    out = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert out["is_backend"]
+    tea, office, trip = out["ids"]
+    # Records take the service's ids and their scopes as kept.
+    assert all(i.startswith("mem_") for i in out["ids"])
+    assert out["scopes"] == ["/crew/c/agent/x", "/crew/c/agent/y", "/crew/c"]
+    # By meaning, in the crew's scope only, under a scope prefix, with its score.
+    assert out["search"][0] == tea and out["search_scores"][0] > 0
+    assert out["search_other_crew"] == ["Ana drinks coffee"]
+    assert out["search_prefix"] == [office] and out["search_prefix_elsewhere"] == []
+    assert out["asearch"] == [tea]
+    # Categories are not kept, so a filter on them matches nothing; nor does a score above 1.
+    assert out["search_categories"] == [] and out["search_min_score"] == []
+    assert "its own embedder" in out["foreign_vector"]
+    assert out["get"] == ["Ana drinks green tea every morning", "/crew/c/agent/x", 0.9]
+    assert out["get_unknown"] is None and out["get_other_crew"] is None
+    assert out["updated"] == "Ana drinks jasmine tea every morning"
+    assert out["list"] == [trip, office, tea] and out["list_page"] == [office]
+    assert out["list_prefix"] == [office, tea]
+    assert out["list_scopes"] == {"/": ["/crew"], "/crew/c": ["/crew/c/agent"],
+                                  "/crew/c/agent": ["/crew/c/agent/x", "/crew/c/agent/y"], "/crew/c/agent/x": []}
+    assert out["scope_info"] == ["/crew/c/agent", 2, ["/crew/c/agent/x", "/crew/c/agent/y"], True]
+    assert out["count"] == [3, 2, 0] and out["list_categories"] == {}
+    assert "no per-source privacy" in out["private"]
+    assert out["delete_ids"] == 1 and out["delete_prefix"] == 1 and out["after_delete"] == ["Ben flies to Porto in May"]
+    # A reset erases this crew's memories, not another's.
+    assert out["after_reset"] == [0, 1]
+    assert [m["content"] for m in client.list_memories(user_id="crew:other").data] == ["Ana drinks coffee"]
+    assert client.list_memories(user_id="crew:contract").total == 0

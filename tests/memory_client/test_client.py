@@ -222,3 +222,18 @@ def test_cookies_a_server_sets_are_neither_kept_nor_sent():
 
     asyncio.run(go())
     assert seen == [None, None, None, None]
+
+
+def test_the_crewai_factories_name_the_extra_where_crewai_is_missing():
+    """crewai lives in an environment of its own (it pins openai, pydantic and
+    mcp older than the service's): here, without it, the factories say what to
+    install instead of failing on an import deep inside."""
+    import importlib.util
+
+    if importlib.util.find_spec("crewai") is not None:
+        pytest.skip("crewai is installed here")
+    with MemoryClient("http://127.0.0.1:9", "unused") as memory:
+        with pytest.raises(ImportError, match=r"memory-client\[crewai\].*crewai"):
+            memory.crewai_memory("Billing crew")
+        with pytest.raises(ImportError, match=r"memory-client\[crewai\]"):
+            memory.crewai_storage("crew:billing-crew")
