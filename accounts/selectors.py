@@ -64,7 +64,7 @@ def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
     authenticated request costs no query; an unknown prefix is cached too (as
     a miss), so a client with a bad key costs none either. Every save or
     delete of a key or its workspace records a change time when it commits
-    (`accounts.apps`), and a cached row read before it is read again: a
+    (`accounts.receivers`), and a cached row read before it is read again: a
     revoke is effective on the next request, in every worker.
     """
     parts = split_raw_key(raw_key)

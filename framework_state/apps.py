@@ -6,11 +6,8 @@ class FrameworkStateConfig(AppConfig):
     verbose_name = "Framework state"
 
     def ready(self) -> None:
-        # Receivers are connected once the apps are loaded.
-        import conversations.hooks as hooks
-        import framework_state.services.claude as claude
+        # Imported once the apps are loaded (Django app loading): the
+        # receivers need the models of this app and of conversations.
+        import framework_state.receivers as receivers
 
-        def session_entries_edited(sender, event, **kwargs) -> None:
-            claude.session_entries_note_message_edited(event=event)
-
-        hooks.message_edited.connect(session_entries_edited, weak=False, dispatch_uid="session_entries_edited")
+        receivers.connect()

@@ -41,6 +41,8 @@ def post_worker_init(worker):
     first queues a memory job does not pay for it. A broker
     that is down fails nothing now: the first job's request retries as it
     always would."""
+    # Imported in the worker, after the fork: gunicorn reads this file in the
+    # master, which loads no Django settings and opens no broker connection.
     from memory_project.celery import app
 
     try:

@@ -19,6 +19,8 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 
+from memory_project.celery import app
+
 HEARTBEAT_KEY = "readiness:worker-heartbeat"
 # Beat queues a heartbeat this often; a worker is taken for gone after
 # missing a few (a long extraction holds the only process of `make run`'s
@@ -53,8 +55,6 @@ def _database() -> dict[str, Any]:
 
 
 def _broker() -> dict[str, Any]:
-    from memory_project.celery import app
-
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return {"ok": True, "transport": "eager"}
     try:

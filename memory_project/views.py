@@ -4,6 +4,7 @@ from django.views.decorators.cache import cache_control, never_cache
 from django.views.decorators.http import require_safe
 
 from memories.recall.dense import recall_vector_cache_report
+from memory_project.readiness import readiness_report
 
 # The console's icon: browsers ask for /favicon.ico on every page, and a 404
 # there fills the access log. An SVG answers at that path in every browser.
@@ -45,8 +46,6 @@ def root(request):
 def readyz(request):
     """Readiness: 200 when the database, the broker and a worker answer, else
     503 with what failed (see `memory_project.readiness`)."""
-    from memory_project.readiness import readiness_report
-
     report = readiness_report()
     return JsonResponse(report, status=200 if report["status"] == "ready" else 503)
 

@@ -16,7 +16,7 @@ from typing import Any
 from django.db import connection, transaction
 
 from accounts.models import Workspace
-from conversations.models import MAX_CONVERSATION_ID_BYTES, FrameworkSource
+from conversations.models import MAX_CONVERSATION_ID_BYTES, FrameworkSource, Message
 from conversations.services import (
     NewMessage,
     conversation_delete,
@@ -317,8 +317,6 @@ def session_entries_note_message_edited(*, event) -> None:
     key cascades)."""
     if not event.content_changed:
         return
-    from conversations.models import Message
-
     content = Message.objects.filter(pk=event.message_id).values_list("content", flat=True).first()
     if content is None:
         return

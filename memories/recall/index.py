@@ -33,12 +33,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from django.conf import settings
 from django.db import connection as default_connection
+from django.db import transaction
 
 from conversations.selectors.messages import message_conversation_ids
+from memories.dispatch import recall_embed_send
 from memories.fts5 import fts5_drop, fts5_ensure, fts5_optimize
 from memories.llm.tokens import content_text, count_tokens
 from memories.models import MemoryItem, MemoryType, Scope, SummaryTier
+from memories.recall import pgvector
 from memories.recall.analysis import analyze, terms_text
 from memories.recall.models import RecallEntry, RecallKind
 from memories.recall.stats import scope_states
@@ -280,8 +284,6 @@ def passage_entries_add(*, workspace_id: str, messages: Sequence[IndexedMessage]
 def _vector_column() -> bool:
     """Whether entries carry a pgvector column too: a kept vector would need
     it written as well, so there vectors are embedded again instead."""
-    from memories.recall import pgvector
-
     return pgvector.has_column()
 
 
@@ -290,9 +292,6 @@ def embedding_queue(workspace_id: str) -> None:
     the writing transaction commits: once per workspace and transaction,
     whatever wrote the entries (REST, MCP, agent tools, stores, the pipeline,
     a reindex, an import). Nothing is queued while embeddings are off."""
-    from django.conf import settings
-    from django.db import transaction
-
     if settings.EMBEDDING_PROVIDER == "none":
         return
     connection = transaction.get_connection()
@@ -305,9 +304,7 @@ def embedding_queue(workspace_id: str) -> None:
         return
 
     def embed() -> None:
-        from memories.tasks import embed_recall_entries_task
-
-        embed_recall_entries_task.delay(workspace_id)
+        recall_embed_send(workspace_id)
 
     embed.embeds_workspace = workspace_id
     transaction.on_commit(embed)

@@ -28,6 +28,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from memories.dispatch import memory_job_send
 from memories.models import JobKind, JobStatus, MemoryJob
 from memory_project.errors import ConflictError, NotFoundError
 
@@ -75,12 +76,7 @@ def dispatch_on_commit(job_id: str, *, redispatch: bool = False) -> None:
     """Queue the job's task once the surrounding transaction commits.
     `redispatch` marks a message sent again for a pending job whose first one
     may be lost: it runs the job only if it is still pending."""
-    from memories.tasks import process_memory_job_task
-
-    if redispatch:
-        transaction.on_commit(lambda: process_memory_job_task.delay(job_id, redispatch=True))
-    else:
-        transaction.on_commit(lambda: process_memory_job_task.delay(job_id))
+    transaction.on_commit(lambda: memory_job_send(job_id, redispatch=redispatch))
 
 
 def _claim_redispatch(job_id: str, *, cutoff) -> bool:

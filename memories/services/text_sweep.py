@@ -22,6 +22,7 @@ from django.db import models
 from django.db.models import Q, TextField
 from django.db.models.functions import Cast
 
+from accounts.backup import workspace_models
 from memories.services.redaction import REDACTED_PLACEHOLDER, _workspace_log_entries
 from memory_project.user_text import Erase, TextColumn, text_columns
 
@@ -38,8 +39,6 @@ def _workspace_rows(model: type[models.Model], workspace) -> models.QuerySet | N
     """The workspace's rows of `model`; None for a model no workspace owns."""
     if model is LogEntry:
         return _workspace_log_entries(workspace)
-    from accounts.backup import workspace_models
-
     for candidate, lookup in workspace_models():
         if candidate is model and lookup:
             return model._default_manager.filter(**{lookup: workspace})

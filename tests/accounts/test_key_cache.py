@@ -11,8 +11,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from accounts.apps import _mark_changed
 from accounts.models import ApiKey
+from accounts.receivers import _mark_changed
 from accounts.selectors import CachedKey, api_key_authenticate, api_key_cache_key
 from accounts.services import api_key_create, api_key_revoke
 from tests.conversations.helpers import append_ok, conv_url

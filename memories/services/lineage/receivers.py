@@ -14,6 +14,7 @@ from accounts.actors import Actor
 from accounts.models import Workspace
 from conversations.hooks import current_actor
 from conversations.selectors.conversations import conversation_get
+from memories.dispatch import lineage_erase_send, recall_embed_send
 from memories.models import Scope
 from memories.recall.index import passage_entries_delete, passage_entries_rebuild
 from memories.recall.models import RecallEntry, RecallKind
@@ -147,9 +148,7 @@ def lineage_receiver(signal_name: str):
             return service(event=event)
         except Exception:
             logger.exception("lineage erasure after %s failed; queued to run again", signal_name)
-            from memories.tasks import erase_lineage_task
-
-            erase_lineage_task.delay(signal_name, dataclasses.asdict(event))
+            lineage_erase_send(signal_name, dataclasses.asdict(event))
             return None
 
     receive.__name__ = service.__name__
@@ -169,6 +168,4 @@ def lineage_event_replay(*, signal_name: str, event: dict) -> dict[str, Any] | N
 
 
 def _embed_on_commit(workspace_id) -> None:
-    from memories.tasks import embed_recall_entries_task
-
-    transaction.on_commit(lambda: embed_recall_entries_task.delay(workspace_id))
+    transaction.on_commit(lambda: recall_embed_send(workspace_id))
