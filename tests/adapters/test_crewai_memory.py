@@ -45,21 +45,29 @@ def _words(text: str) -> set[str]:
     return set(re.findall(r"[a-z]+", text.lower()))
 
 
-def _crew(python: Path, base_url: str, key: str, phase: str) -> dict:
-    completed = subprocess.run(
-        [str(python), "-m", "tests.adapters.crew_process", "--base-url", base_url, "--api-key", key,
-         "--phase", phase],
-        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=300,
-    )
+def _run(python: Path, module: str, *args: str, data_dir: Path) -> dict:
+    """Runs a script of this folder in crewai's environment; its last line of output is JSON.
+    crewai keeps files of its own (task outputs, first-run markers, a key)
+    under the user's home and data directories: here a temporary one. No terminal: crewai asks no
+    questions."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HOME": str(data_dir), "XDG_DATA_HOME": str(data_dir),
+           "CREWAI_STORAGE_DIR": str(data_dir / "crewai")}
+    completed = subprocess.run([str(python), "-m", module, *args], cwd=REPO, env=env, stdin=subprocess.DEVNULL,
+                               capture_output=True, text=True, timeout=300)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-4000:]
     return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
+def _crew(python: Path, base_url: str, key: str, phase: str, data_dir: Path) -> dict:
+    return _run(python, "tests.adapters.crew_process", "--base-url", base_url, "--api-key", key, "--phase", phase,
+                data_dir=data_dir)
+
+
 def test_a_crew_remembers_through_the_service_and_recalls_by_meaning(
-        crewai_python, meaning, live_server, api_key, client, admin_client):
+        crewai_python, meaning, live_server, api_key, client, admin_client, tmp_path):
     assert not _words(QUERY) & _words(FACT) and not _words(TASKS["use"][0]) & _words(FACT)
 
-    learned = _crew(crewai_python, live_server.url, api_key, "learn")
+    learned = _crew(crewai_python, live_server.url, api_key, "learn", tmp_path)
     assert learned["answer"] == f"Dana told us: {FACT}"
     # crewai extracted the fact from the result and saved it under the agent's
     # scope in the crew, with the importance its analysis gave.
@@ -75,7 +83,7 @@ def test_a_crew_remembers_through_the_service_and_recalls_by_meaning(
 
     # A new crew of the same name: its task shares no word with the fact, and
     # the memory crewai recalls for it is put in front of the model.
-    used = _crew(crewai_python, live_server.url, api_key, "use")
+    used = _crew(crewai_python, live_server.url, api_key, "use", tmp_path)
     assert used["answer"] == "The paperwork is ready."
     assert len(used["task_prompts"]) == 1 and FACT in used["task_prompts"][0]
     # Its result held nothing worth keeping: still the one memory.
@@ -89,14 +97,9 @@ def test_a_crew_remembers_through_the_service_and_recalls_by_meaning(
     assert CREW == "Billing crew"
 
 
-def test_the_storage_keeps_crewai_s_backend_contract(crewai_python, meaning, live_server, api_key, client):
-    completed = subprocess.run(
-        [str(crewai_python), "-m", "tests.adapters.crewai_storage_process", "--base-url", live_server.url,
-         "--api-key", api_key],
-        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=300,
-    )
-    assert completed.returncode == 0, completed.stderr[-4000:]
-    out = json.loads(completed.stdout.strip().splitlines()[-1])
+def test_the_storage_keeps_crewai_s_backend_contract(crewai_python, meaning, live_server, api_key, client, tmp_path):
+    out = _run(crewai_python, "tests.adapters.crewai_storage_process", "--base-url", live_server.url,
+               "--api-key", api_key, data_dir=tmp_path)
     assert out["is_backend"]
     tea, office, trip = out["ids"]
     # Records take the service's ids and their scopes as kept.
