@@ -8,8 +8,7 @@ from django.db import connections
 from django.db.models.signals import post_migrate
 
 import conversations.hooks as hooks
-from memories.recall import index as recall_index
-from memories.recall import pgvector, stats
+from memories.recall import fulltext, pgvector, stats
 from memories.recall.index import passages_note_appended
 from memories.search import sqlite_index_ensure
 from memories.services.lineage.receivers import lineage_receiver
@@ -21,7 +20,7 @@ def _ensure_search_index(sender, using="default", **kwargs) -> None:
     alters it, which drops the search triggers; put them back (and re-index)."""
     connection = connections[using]
     sqlite_index_ensure(connection)
-    recall_index.sqlite_index_ensure(connection)
+    fulltext.sqlite_index_ensure(connection)
     stats.stats_ensure(connection)
     # The HNSW index is for the configured provider's vector size, known
     # only from the settings.

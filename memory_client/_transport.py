@@ -15,6 +15,7 @@ from urllib.parse import quote
 import httpx
 
 from memory_client.errors import MemoryConnectionError, MemoryServiceError, error_for
+from memory_client.types import Page
 
 # Methods a retry cannot turn into a second effect.
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
@@ -44,6 +45,21 @@ def body_of(response: httpx.Response) -> Any:
 
 def nothing(response: httpx.Response) -> None:
     return None
+
+
+UNSET: Any = object()
+
+
+def strip_unset(body: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in body.items() if value is not UNSET}
+
+
+def page_of(response: httpx.Response) -> Page:
+    """`{"data": [...], "meta": {...}}` (conversations, items) or `{"data", "next_page"}` (stores)."""
+    body = body_of(response) or {}
+    meta = body.get("meta") or {}
+    cursor = meta.get("next_cursor") if "next_page" not in body else body.get("next_page")
+    return Page(data=list(body.get("data") or []), next_cursor=cursor, meta=meta)
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Full-text indexes of the recall index, one per database (see memories/recall/index.py).
+"""Full-text indexes of the recall index, one per database (see memories/recall/fulltext.py).
 
 SQLite: an external-content FTS5 table over (terms, scope_token), kept in sync
 by triggers. PostgreSQL: a GIN index on to_tsvector('simple', terms). Each
@@ -9,7 +9,7 @@ from django.db import migrations
 
 
 def forwards(apps, schema_editor):
-    from memories.recall import index
+    from memories.recall import fulltext as index
 
     connection = schema_editor.connection
     if connection.vendor == "postgresql":
@@ -20,7 +20,7 @@ def forwards(apps, schema_editor):
 
 
 def backwards(apps, schema_editor):
-    from memories.recall import index
+    from memories.recall import fulltext as index
 
     connection = schema_editor.connection
     if connection.vendor == "postgresql":

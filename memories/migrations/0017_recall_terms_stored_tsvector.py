@@ -13,7 +13,7 @@ from django.db import migrations
 
 
 def forwards(apps, schema_editor):
-    from memories.recall import index
+    from memories.recall import fulltext as index
 
     if schema_editor.connection.vendor == "postgresql":
         schema_editor.execute("DROP INDEX IF EXISTS recall_terms_fts")
@@ -22,7 +22,7 @@ def forwards(apps, schema_editor):
 
 
 def backwards(apps, schema_editor):
-    from memories.recall import index
+    from memories.recall import fulltext as index
 
     if schema_editor.connection.vendor == "postgresql":
         schema_editor.execute(f"ALTER TABLE {index.ENTRY_TABLE} DROP COLUMN IF EXISTS {index.TSV_COLUMN}")

@@ -2,7 +2,7 @@
 shortlist, fused with dense similarity when an embedding provider is on.
 
 The database narrows the candidates to entries of the visible scopes that
-share a term with the query (see `index.shortlist`); BM25 is then computed
+share a term with the query (see `fulltext.shortlist`); BM25 is then computed
 exactly here, with document frequencies and the mean length of those scopes,
 so memories and passages are scored on one scale and both databases rank the
 same way.
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-import memories.recall.index as index
+import memories.recall.fulltext as fulltext
 from memories.recall.analysis import query_terms
 from memories.recall.dense import DenseRecall
 from memories.recall.stats import scope_states
@@ -34,13 +34,13 @@ MAX_QUERY_TERMS = 48
 
 @dataclass
 class Scored:
-    hit: index.Hit
+    hit: fulltext.Hit
     bm25: float = 0.0
     dense: float | None = None
     relevance: float = 0.0  # 0..1 within this query
 
 
-def bm25_scores(hits: Sequence[index.Hit], terms: Sequence[str], *, n_docs: int, avg_len: float,
+def bm25_scores(hits: Sequence[fulltext.Hit], terms: Sequence[str], *, n_docs: int, avg_len: float,
                 df: dict[str, int]) -> list[float]:
     avg_len = avg_len or 1.0
     idf = {t: math.log(1 + (n_docs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
@@ -74,15 +74,15 @@ def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense: D
     states = scope_states(workspace_id=workspace_id, scope_tokens=scope_tokens) if wants_dense else {}
     if wants_dense:
         dense.begin(scope_tokens, query, states)
-    hits = index.shortlist(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=terms,
+    hits = fulltext.shortlist(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=terms,
                            limit=SHORTLIST_LIMIT) if terms else []
     if hits and not states:
         states = scope_states(workspace_id=workspace_id, scope_tokens=scope_tokens)
     scored: dict[int, Scored] = {}
     if hits:
-        n_docs, avg_len = index.statistics_of(states.values())
+        n_docs, avg_len = fulltext.statistics_of(states.values())
         if len(hits) >= SHORTLIST_LIMIT:
-            df = index.term_document_counts(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=terms)
+            df = fulltext.term_document_counts(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=terms)
         else:
             df = {t: 0 for t in terms}
             for hit in hits:
@@ -95,7 +95,7 @@ def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense: D
     similarities = dense(scope_tokens, query, states) if wants_dense else {}
     if similarities:
         missing = [entry_id for entry_id in similarities if entry_id not in scored]
-        for hit in index.entries_by_ids(missing):
+        for hit in fulltext.entries_by_ids(missing):
             scored[hit.id] = Scored(hit=hit)
         for entry_id, value in similarities.items():
             if entry_id in scored:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from accounts.actors import Actor
-from framework_state.services import store as store_service
+from framework_state.services import store_search
 from framework_state.services.store import store_batch
 
 pytestmark = pytest.mark.django_db
@@ -39,8 +39,8 @@ def test_many_searches_cost_one_read_per_prefix(workspace, monkeypatch, django_a
     one_by_one = [store_batch(workspace=workspace, store_id=None, ops=[op], actor=ACTOR, read_only=False)[0]
                   for op in searches]
     decoded = []
-    real = store_service._decode_value
-    monkeypatch.setattr(store_service, "_decode_value", lambda item: decoded.append(item.pk) or real(item))
+    real = store_search.decode_value
+    monkeypatch.setattr(store_search, "decode_value", lambda item: decoded.append(item.pk) or real(item))
     # Two prefixes: two reads of the items (plus the store lookup), whatever the number of searches.
     with django_assert_max_num_queries(8):
         together = store_batch(workspace=workspace, store_id=None, ops=searches, actor=ACTOR, read_only=False)

@@ -16,7 +16,8 @@ from tqdm import tqdm
 from conversations.selectors.messages import messages_for_reindex
 from memories.models import MemoryItem, MemoryType
 from memories.recall.dense import EMBED_CHUNK, recall_embed_pending, recall_entries_without_vector
-from memories.recall.index import memory_entries_rebuild, passage_entries_rebuild, recall_index_purge
+from memories.recall.fulltext import recall_index_purge
+from memories.recall.index import memory_entries_rebuild, passage_entries_rebuild
 
 # Rows per transaction: a few thousand entries, so a long reindex never holds
 # the (SQLite) write lock for long.

@@ -24,7 +24,7 @@ from memories.models import (
     ScopeState,
     SummaryTier,
 )
-from memories.recall.index import recall_index_purge
+from memories.recall.fulltext import recall_index_purge
 from memories.recall.models import RecallEntry, RecallKind
 from memories.search import search_index_purge
 from memories.services.items import memory_item_delete, memory_redact_and_replace

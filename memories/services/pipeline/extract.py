@@ -16,14 +16,8 @@ from memories.llm import get_provider
 from memories.llm.tokens import content_text, count_tokens
 from memories.models import JobKind, MemoryItem, MemoryJob, MemoryType, MemoryVersion, Scope, ScopeState
 from memories.recall.analysis import query_terms
-from memories.recall.index import (
-    embedding_queue,
-    memory_scope_token,
-    passage_entries_add,
-    passages_indexed,
-    scope_statistics,
-    shortlist,
-)
+from memories.recall.fulltext import scope_statistics, shortlist
+from memories.recall.index import embedding_queue, memory_scope_token, passage_entries_add, passages_indexed
 from memories.recall.ranking import bm25_scores
 from memories.services.items_batch import memory_items_delete
 from memories.services.jobs import job_progress, memory_job_checkpoint, memory_job_enqueue
