@@ -51,6 +51,10 @@ HANDLE_CAPACITY = 4096
 PAGE_SIZE = 100
 BATCH_IDS = 100
 MEMORY_TYPE = "fact"
+# The service's longest search query. crewai searches with whole texts (a new
+# memory's, to find what it repeats; a task's description): their start is
+# what is searched for.
+QUERY_CHARS = 2000
 
 
 class TextHandles:
@@ -175,7 +179,7 @@ class MemoryCrewAIStorage(StorageBackend):
     def _search_call(self, query_embedding: list[float], limit: int, scope_prefix: str | None):
         # A prefix is kept on this side: ask for a full page to keep `limit` of them.
         size = limit if _scope_path(scope_prefix) == "/" else PAGE_SIZE
-        return ops.search_memories(query=self.embedder.text_of(query_embedding), user_id=self.user_id,
+        return ops.search_memories(query=self.embedder.text_of(query_embedding)[:QUERY_CHARS], user_id=self.user_id,
                                    type=MEMORY_TYPE, limit=max(1, min(size, PAGE_SIZE)))
 
     def _matches(self, page: Any, scope_prefix: str | None, limit: int,

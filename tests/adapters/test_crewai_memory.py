@@ -110,6 +110,8 @@ def test_the_storage_keeps_crewai_s_backend_contract(crewai_python, meaning, liv
     assert out["search_other_crew"] == ["Ana drinks coffee"]
     assert out["search_prefix"] == [office] and out["search_prefix_elsewhere"] == []
     assert out["asearch"] == [tea]
+    # A text longer than the service's query limit is searched by its start.
+    assert out["search_long_text"] == [tea]
     # Categories are not kept, so a filter on them matches nothing; nor does a score above 1.
     assert out["search_categories"] == [] and out["search_min_score"] == []
     assert "its own embedder" in out["foreign_vector"]
