@@ -15,9 +15,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.viewsets import GenericViewSet
 
-import conversations.formats as formats
 import conversations.hooks as hooks
 import conversations.services as services
+import memory_client.formats as formats
 from conversations.models import Branch, Conversation, Message
 from conversations.schema import (
     PREFER_PARAMETER,

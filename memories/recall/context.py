@@ -20,7 +20,7 @@ from typing import Any
 
 from django.utils import timezone
 
-import conversations.formats as formats
+import memory_client.formats as formats
 from conversations.models import MAIN_BRANCH, Message
 from conversations.selectors.branches import branch_view, conversation_branch_get_or_404
 from conversations.selectors.messages import MessageRow, branch_message_rows
@@ -229,7 +229,7 @@ def context_assemble(*, workspace, external_id: str, request: ContextRequest) ->
     sections: list[str] = []
     if request.system:
         sections.append(request.system)
-    sections += [formats._system_text(s.content) for s in systems if formats._system_text(s.content).strip()]
+    sections += [formats.system_text(s.content) for s in systems if formats.system_text(s.content).strip()]
 
     budget = request.memory_token_budget
     summary_text = ""

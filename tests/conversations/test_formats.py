@@ -7,7 +7,7 @@ from anthropic.types import ImageBlockParam, TextBlockParam, ToolResultBlockPara
 from openai.types.chat import ChatCompletionMessageParam
 from pydantic import TypeAdapter
 
-from conversations.formats import to_anthropic, to_anthropic_messages, to_openai
+from memory_client.formats import to_anthropic, to_anthropic_messages, to_openai
 from tests.conversations.helpers import append_ok, assert_error, messages
 
 BLOCK_SCHEMAS = {

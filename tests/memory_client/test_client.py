@@ -6,7 +6,6 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from conversations import formats as server_formats
 from memory_client import (
     AsyncMemoryClient,
     MemoryAuthenticationError,
@@ -14,7 +13,6 @@ from memory_client import (
     MemoryConflictError,
     MemoryNotFoundError,
     MemoryValidationError,
-    formats,
 )
 from memory_client._transport import Call, RetryPolicy, run_sync
 
@@ -137,13 +135,6 @@ SAMPLES = [
      "metadata": {"name": "bot"}},
     {"role": "user", "content": {"type": "text", "text": "obj"}},
 ]
-
-
-def test_formats_agree_with_the_server():
-    for cut in range(len(SAMPLES) + 1):
-        sample = SAMPLES[:cut]
-        assert formats.to_anthropic(sample) == server_formats.to_anthropic(sample)
-        assert formats.to_openai_input(sample) == server_formats.to_openai(sample)
 
 
 def test_formats_agree_with_the_servers_format_parameter(client):
