@@ -45,7 +45,9 @@ Printed figures, one per line, `recall <variant>@<budget> <value>`:
                        context text (system text and messages)
   service-<strategy>   each strategy named explicitly
   compacted            the default strategy after the compaction pass
-and `recall service@1000[<category>] <value>` per question category, then
+and `recall service@1000[<category>] <value>` per question category, bm25,
+service and strict @1000 over the evidence turns that share no word with
+their question (`no-shared-word`: only a bridge finds them), then
 bm25 and service @1000 on the tuning split and the held-out split (every
 third question of each dialog, see `held_out`), overall and multi-hop.
 `--sweep` scores settings on both splits first and keeps the tuning split's
@@ -95,7 +97,7 @@ DB_NAME = "bench_recall"
 STRATEGIES = ("importance", "balanced", "dual-summary")
 CATEGORIES = ("single-hop", "multi-hop", "temporal", "updated-fact", "cross-language")
 # Settings a sweep may set (`--sweep`): chosen on the tuning split, reported on both.
-SWEPT = ("RECALL_RRF_K", "RECALL_DENSE_MARGIN")
+SWEPT = ("RECALL_RRF_K", "RECALL_DENSE_MARGIN", "RECALL_EXPANSION_WEIGHT")
 
 
 def held_out(question: dict) -> bool:
@@ -642,9 +644,9 @@ def measure(api: Api, jobs: list[tuple], budgets: list[int], strategies: list[st
 
 
 def sweep(api: Api, service: Service, jobs: list[tuple], resolve: SourceResolver, spec: str) -> dict[str, str]:
-    """Each value of each swept setting scored @1000 with the default
-    strategy on both splits; returns the best value of each on the tuning
-    split (ties to the earlier value)."""
+    """Each value of each swept setting scored @500 and @1000 with the
+    default strategy on both splits; returns the best value of each on the
+    tuning split (the mean of the two budgets; ties to the earlier value)."""
     def mean(values: list[float]) -> float:
         return sum(values) / len(values) if values else 0.0
 
@@ -656,10 +658,15 @@ def sweep(api: Api, service: Service, jobs: list[tuple], resolve: SourceResolver
         best: tuple[float, str] | None = None
         for value in values.split(","):
             service.restart_web({name: value})
-            scored = measure(api, jobs, [1000], [None], resolve)[(None, 1000)]
-            tuning = mean([recall_of(j[2], r["covered"]) for j, r in zip(jobs, scored, strict=True) if not held_out(j[1])])
-            held = mean([recall_of(j[2], r["covered"]) for j, r in zip(jobs, scored, strict=True) if held_out(j[1])])
-            log(f"sweep {name}={value} service@1000[tuning] {tuning:.3f} service@1000[held-out] {held:.3f}")
+            measured = measure(api, jobs, [500, 1000], [None], resolve)
+            figures = {}
+            for budget in (500, 1000):
+                scored = measured[(None, budget)]
+                for split, keep in (("tuning", False), ("held-out", True)):
+                    figures[(budget, split)] = mean([recall_of(j[2], r["covered"])
+                                                     for j, r in zip(jobs, scored, strict=True) if held_out(j[1]) is keep])
+            log(f"sweep {name}={value} " + " ".join(f"service@{b}[{split}] {v:.3f}" for (b, split), v in figures.items()))
+            tuning = (figures[(500, "tuning")] + figures[(1000, "tuning")]) / 2
             if best is None or tuning > best[0]:
                 best = (tuning, value)
         chosen[name] = best[1]
@@ -800,6 +807,24 @@ def main() -> int:
             picked = [(j, r) for j, r in zip(jobs, results[(None, 1000)], strict=True) if j[1]["category"] == category]
             if picked:
                 lines.append((f"service@1000[{category}]", mean([recall_of(j[2], r["covered"]) for j, r in picked])))
+    if 1000 in budgets:
+        # Evidence that shares no word with its question (after stopwords
+        # and stemming): only a bridge (meaning, or a link through another
+        # turn) finds it. Recall over those evidence turns alone.
+        unshared = []
+        for n, (_, q, evidence, texts) in enumerate(jobs):
+            asked = set(bm25_terms(q["question"]))
+            alone = [m for m, text in zip(evidence, texts, strict=True) if not asked & set(bm25_terms(text))]
+            if alone:
+                unshared.append((n, alone))
+        if unshared:
+            lines.append((f"bm25@1000[no-shared-word,{len(unshared)}q]",
+                          mean([recall_of(alone, baseline[1000][n]) for n, alone in unshared])))
+            lines.append((f"service@1000[no-shared-word,{len(unshared)}q]",
+                          mean([recall_of(alone, results[(None, 1000)][n]["covered"]) for n, alone in unshared])))
+            lines.append((f"strict@1000[no-shared-word,{len(unshared)}q]",
+                          mean([strict_of([jobs[n][3][jobs[n][2].index(m)] for m in alone], results[(None, 1000)][n]["text"])
+                                for n, alone in unshared])))
     if 1000 in budgets:
         for split, keep in (("tuning", False), ("held-out", True)):
             picked = [n for n, j in enumerate(jobs) if held_out(j[1]) is keep]

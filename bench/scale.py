@@ -193,7 +193,7 @@ def _seed(sizes: list[int], texts: list[str], pool: np.ndarray, model: str) -> d
     from accounts.services import api_key_create, workspace_create
     from conversations.models import Message
     from conversations.services import messages_append
-    from conversations.services.messages import new_message
+    from conversations.services.append import new_message
     from memories.recall import dense
     from memories.recall.index import passage_entries_rebuild
     from memories.recall.models import RecallEntry

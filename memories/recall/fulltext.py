@@ -160,10 +160,11 @@ def statistics_of(states) -> tuple[int, float]:
 DOCUMENT_COUNT_CAP = 20000
 
 
-def term_document_counts(*, workspace_id: str, scope_tokens: Sequence[str], terms: Sequence[str]) -> dict[str, int]:
+def term_document_counts(*, workspace_id: str, scope_tokens: Sequence[str], terms: Sequence[str],
+                         cap: int = DOCUMENT_COUNT_CAP) -> dict[str, int]:
     """Document frequency of each term in the scopes (used when the shortlist
     was cut and cannot count them itself): one statement for every term, each
-    count capped at DOCUMENT_COUNT_CAP."""
+    count capped at `cap`."""
     if not terms:
         return {}
     with default_connection.cursor() as cursor:
@@ -173,13 +174,13 @@ def term_document_counts(*, workspace_id: str, scope_tokens: Sequence[str], term
                     "LIMIT %s) c)")
             params: list[Any] = []
             for term in terms:
-                params += [workspace_id, list(scope_tokens), term, DOCUMENT_COUNT_CAP]
+                params += [workspace_id, list(scope_tokens), term, cap]
         else:
             part = (f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s LIMIT %s))")
             scopes = "scope_token : (" + " OR ".join(f'"{t}"' for t in scope_tokens) + ")"
             params = []
             for term in terms:
-                params += [f'{scopes} AND terms : "{term}"', DOCUMENT_COUNT_CAP]
+                params += [f'{scopes} AND terms : "{term}"', cap]
         cursor.execute("SELECT " + ", ".join([part] * len(terms)), params)
         return dict(zip(terms, cursor.fetchone(), strict=True))
 

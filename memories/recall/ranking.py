@@ -30,6 +30,21 @@ BM25_B = 0.75
 SHORTLIST_LIMIT = 800
 # Query terms kept: a whole user message as the query stays bounded.
 MAX_QUERY_TERMS = 48
+# Multi-hop questions name one end of a chain ("Owen's aunt") while the answer
+# sits at the other, in words the question does not use ("Anjali keeps
+# sending pictures from Auckland"). The best first-pass entries name the link
+# ("my aunt Anjali"): their rarest terms the query lacks search again
+# (pseudo-relevance feedback), and that ranking is fused beside the others
+# with a lower weight (settings.RECALL_EXPANSION_WEIGHT, chosen on
+# bench/recall.py's tuning split: bench/README.md).
+EXPANSION_SOURCES = 3
+EXPANSION_TERMS_PER_SOURCE = 2
+# A term in more of the scopes' entries than this (or than this share of
+# them) names nothing in particular; one in a single entry links it to
+# nothing else. A small scope has no rare terms: nothing is expanded.
+EXPANSION_MAX_DF = 24
+EXPANSION_MAX_SHARE = 0.05
+EXPANSION_LIMIT = 200
 
 
 @dataclass
@@ -100,22 +115,69 @@ def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense: D
         for entry_id, value in similarities.items():
             if entry_id in scored:
                 scored[entry_id].dense = value
-        by_bm25 = sorted((s for s in scored.values() if s.bm25 > 0), key=lambda s: -s.bm25)
-        by_dense = sorted((s for s in scored.values() if s.dense is not None), key=lambda s: -(s.dense or 0))
-        rrf_k = settings.RECALL_RRF_K
-        fused: dict[int, float] = {}
-        for position, s in enumerate(by_bm25):
-            fused[s.hit.id] = fused.get(s.hit.id, 0.0) + 1 / (rrf_k + position + 1)
-        for position, s in enumerate(by_dense):
-            fused[s.hit.id] = fused.get(s.hit.id, 0.0) + 1 / (rrf_k + position + 1)
-        top = max(fused.values(), default=0.0)
-        for s in scored.values():
-            s.relevance = fused.get(s.hit.id, 0.0) / top if top else 0.0
+    rankings = [(1.0, sorted((s for s in scored.values() if s.bm25 > 0), key=lambda s: -s.bm25))]
+    if similarities:
+        rankings.append((1.0, sorted((s for s in scored.values() if s.dense is not None), key=lambda s: -(s.dense or 0))))
+        _fuse(scored, rankings)
     else:
         top = max((s.bm25 for s in scored.values()), default=0.0)
         for s in scored.values():
             s.relevance = s.bm25 / top if top else 0.0
+    if terms and scored and settings.RECALL_EXPANSION_WEIGHT > 0:
+        expansion = _expansion(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=terms, scored=scored,
+                               states=states)
+        if expansion:
+            rankings.append((settings.RECALL_EXPANSION_WEIGHT, expansion))
+            _fuse(scored, rankings)
     return sorted(scored.values(), key=lambda s: (-s.relevance, -s.bm25, s.hit.id))
+
+
+def _fuse(scored: dict[int, Scored], rankings: list[tuple[float, list[Scored]]]) -> None:
+    """Reciprocal-rank fusion of weighted rankings into `relevance` (0..1)."""
+    rrf_k = settings.RECALL_RRF_K
+    fused: dict[int, float] = {}
+    for weight, ranking in rankings:
+        for position, s in enumerate(ranking):
+            fused[s.hit.id] = fused.get(s.hit.id, 0.0) + weight / (rrf_k + position + 1)
+    top = max(fused.values(), default=0.0)
+    for s in scored.values():
+        s.relevance = fused.get(s.hit.id, 0.0) / top if top else 0.0
+
+
+def _expansion(*, workspace_id: str, scope_tokens: Sequence[str], terms: Sequence[str],
+               scored: dict[int, Scored], states) -> list[Scored]:
+    """The second pass: entries that share the best entries' rarest terms
+    (not the query's), ranked by BM25 over those terms. Entries new to
+    `scored` join it. Two statements, whatever the scopes hold: the terms'
+    document counts (each capped) and one shortlist."""
+    best = sorted(scored.values(), key=lambda s: (-s.relevance, -s.bm25, s.hit.id))[:EXPANSION_SOURCES]
+    asked = set(terms)
+    offered = [[t for t in dict.fromkeys(s.hit.terms.split()) if t not in asked and not t.isdigit()] for s in best]
+    candidates = list(dict.fromkeys(t for group in offered for t in group))
+    if not candidates:
+        return []
+    n_docs, avg_len = fulltext.statistics_of(states.values())
+    max_df = min(EXPANSION_MAX_DF, int(n_docs * EXPANSION_MAX_SHARE))
+    if max_df < 2:
+        return []
+    df = fulltext.term_document_counts(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=candidates,
+                                    cap=max_df + 1)
+    chosen: list[str] = []
+    for group in offered:
+        rare = sorted((t for t in group if 2 <= df.get(t, 0) <= max_df), key=lambda t: (df[t], t))
+        chosen += [t for t in rare[:EXPANSION_TERMS_PER_SOURCE] if t not in chosen]
+    if not chosen:
+        return []
+    sources = {s.hit.id for s in best}
+    hits = [h for h in fulltext.shortlist(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=chosen,
+                                       limit=EXPANSION_LIMIT) if h.id not in sources]
+    ranking: list[tuple[float, Scored]] = []
+    for hit, score in zip(hits, bm25_scores(hits, chosen, n_docs=n_docs, avg_len=avg_len, df=df), strict=True):
+        if score > 0:
+            entry = scored.setdefault(hit.id, Scored(hit=hit))
+            ranking.append((score, entry))
+    ranking.sort(key=lambda pair: (-pair[0], pair[1].hit.id))
+    return [entry for _, entry in ranking]
 
 
 def is_relevant(scored: Scored) -> bool:

@@ -204,12 +204,17 @@ def _pack(head: list[Candidate], ranked: list[Candidate], *, strategy: str, budg
             omitted.append(candidate)
 
     def adds_nothing(candidate: Candidate) -> bool:
-        """A passage of a message the section holds (a summary made of it
-        quotes it), or a summary of messages it holds: the budget would carry
-        the same turn twice."""
+        """A passage whose words a chosen summary made of its message already
+        quotes, or a summary of messages the section holds: the budget would
+        carry the same turn twice. A summary that only paraphrases the turn
+        leaves its passage a place: the turn's own words are the evidence."""
         if candidate.passage is not None:
-            return candidate.passage["message_id"] in covered and any(
-                c.passage is None for c in injected if candidate.passage["message_id"] in c.sources)
+            if candidate.passage["message_id"] not in covered:
+                return False
+            words = " ".join(candidate.passage["text"].split())
+            return bool(words) and any(
+                c.passage is None and candidate.passage["message_id"] in c.sources
+                and words in " ".join(str(c.memory["content"]).split()) for c in injected)
         if candidate.memory is not None and candidate.memory["type"] == MemoryType.SUMMARY:
             sources = candidate.sources
             return bool(sources) and all(m in covered for m in sources)
