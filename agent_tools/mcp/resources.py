@@ -12,8 +12,8 @@ import mimetypes
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
-from conversations.models import Conversation
 from conversations.selectors.conversations import conversation_get_or_404
+from conversations.selectors.references import conversations_with_summary
 from memories.models import MemoryItem, Scope
 from memories.paths import normalize_path
 from memories.selectors.summaries import visible_rolling_summary
@@ -62,11 +62,7 @@ def _mime(path: str) -> str:
 
 def _summary_conversations(workspace):
 
-    return (
-        Conversation.objects.filter(workspace=workspace, metadata__has_key="summary")
-        .exclude(metadata__summary="")
-        .order_by("pk")
-    )
+    return conversations_with_summary(workspace=workspace)
 
 
 def resource_list(*, workspace, cursor: str | None) -> tuple[list[ResourceEntry], str | None]:

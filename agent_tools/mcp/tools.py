@@ -20,8 +20,8 @@ from accounts.actors import Actor
 from agent_tools.mcp.catalogue import AGENT_TOOLS, LIST_DEFAULT_LIMIT, RECALL_DEFAULT_TOKENS, AgentTool
 from agent_tools.mcp.recall import Recalled, recall_context
 from agent_tools.store_tools import ToolResult, memory_tool_execute
-from conversations.models import Message
 from conversations.selectors.conversations import conversation_get_or_404
+from conversations.selectors.references import messages_of_conversation
 from memories.llm.tokens import ENCODING_NAME, count_tokens
 from memories.models import MemoryItem, MemoryStore, Scope, Status
 from memories.selectors.items import memory_item_list
@@ -303,7 +303,7 @@ def _conversation_scopes(conversation) -> Q:
     return (
         Q(scope=Scope.CHAT, scope_id=conversation.external_id)
         | Q(scope=Scope.BRANCH, scope_id__startswith=branch_prefix)
-        | Q(scope=Scope.FLOOR, scope_id__in=Message.objects.filter(conversation=conversation).values("id"))
+        | Q(scope=Scope.FLOOR, scope_id__in=messages_of_conversation(conversation=conversation))
     )
 
 

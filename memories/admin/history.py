@@ -7,16 +7,19 @@ import difflib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib.admin.utils import quote
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from conversations.admin import floor_anchor
-from conversations.models import Conversation, Message
+from conversations.selectors.references import conversation_find, message_source
 from memories.admin.labels import ActorNames, actor_names
 from memories.models import MemoryEdge, MemoryItem, MemoryVersion
+
+if TYPE_CHECKING:
+    from conversations.models import Conversation, Message
 
 # Word-level diffs over at most this many tokens per side; past it (a rare
 # 100 kB rewrite) the diff is taken line by line, which stays fast.
@@ -177,12 +180,7 @@ def source_floor(item: MemoryItem) -> SourceFloor | None:
     ids = [c for c in candidates if c]
     if not ids:
         return None
-    message = (
-        Message.objects.filter(workspace_id=item.workspace_id, pk__in=ids)
-        .select_related("conversation", "branch")
-        .defer("content")
-        .first()
-    )
+    message = message_source(workspace_id=item.workspace_id, message_ids=ids)
     if message is None:
         return None
     return SourceFloor(message, message.conversation, conversation_floor_url(message))
@@ -200,7 +198,4 @@ def scope_conversation(item: MemoryItem) -> Conversation | None:
             conversation_ref = None
     if not conversation_ref:
         return None
-    found = Conversation.objects.filter(workspace_id=item.workspace_id, external_id=conversation_ref).first()
-    if found is None and conversation_ref.isdigit():
-        found = Conversation.objects.filter(workspace_id=item.workspace_id, pk=int(conversation_ref)).first()
-    return found
+    return conversation_find(workspace_id=item.workspace_id, ref=conversation_ref)

@@ -16,14 +16,12 @@ from dataclasses import dataclass
 
 from django.contrib.admin.utils import quote
 from django.contrib.auth import get_user_model
-from django.db.models import Q, TextField
-from django.db.models.functions import Cast, Substr
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from accounts.models import ApiKey
-from conversations.models import Conversation, Message
+from conversations.selectors.references import conversation_pks, message_labels
 from memories.models import MemoryJob
 
 # Conversation ids may be up to 256 bytes; lists show the head and the full id
@@ -107,23 +105,12 @@ class PageRefs:
                 if parsed:
                     wanted_conversations.setdefault(row.workspace_id, set()).add(parsed[0])
         if wanted_messages:
-            messages = Message.objects.filter(pk__in=wanted_messages)
-            fields = ["pk", "conversation_id", "conversation__external_id", "branch_id", "branch__name", "floor_no", "role"]
-            if with_text:
-                # The head of the stored JSON only: a message may hold 50 MB.
-                messages = messages.annotate(head=Substr(Cast("content", TextField()), 1, TEXT_HEAD_CHARS))
-                fields.append("head")
-            for row in messages.values_list(*fields):
+            # The head of the stored JSON only: a message may hold 50 MB.
+            for row in message_labels(message_ids=wanted_messages, head_chars=TEXT_HEAD_CHARS if with_text else None):
                 text = message_preview(row[7]) if with_text else ""
                 refs.floors[row[0]] = FloorRef(*row[1:7], text=text)
         if wanted_conversations:
-            query = Q()
-            for workspace_id, ids in wanted_conversations.items():
-                query |= Q(workspace_id=workspace_id, external_id__in=ids)
-            for pk, workspace_id, external_id in Conversation.objects.filter(query).values_list(
-                "pk", "workspace_id", "external_id"
-            ):
-                refs.conversations[(workspace_id, external_id)] = pk
+            refs.conversations.update(conversation_pks(external_ids=wanted_conversations))
         return refs
 
     def conversation_url(self, workspace_id: str, external_id: str) -> str | None:

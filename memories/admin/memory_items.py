@@ -14,7 +14,7 @@ import memories.admin.batch as batch
 import memories.admin.redaction as redaction
 from accounts.actors import Actor
 from accounts.admin_scope import WorkspaceScopedAdmin
-from conversations.models import Message
+from conversations.selectors.references import message_places
 from memories.admin.columns import MemoryChangeList, MemoryColumns, changelist_queryset, review_rank, search_memories
 from memories.admin.dashboard import dashboard_view
 from memories.admin.filters import (
@@ -197,8 +197,7 @@ class MemoryAdminBase(WorkspaceScopedAdmin, ContentFreeLogMixin, MemoryColumns, 
 
 
         ids = list(obj.sources or [])
-        messages = {m.pk: m for m in Message.objects.filter(workspace_id=obj.workspace_id, pk__in=ids)
-                    .only("id", "conversation_id", "branch_id", "floor_no")}
+        messages = message_places(workspace_id=obj.workspace_id, message_ids=ids)
         links = []
         for message_id in ids:
             message = messages.get(message_id)

@@ -17,9 +17,9 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import OuterRef, Q
 
-from conversations.models import Message
+from conversations.selectors.references import message_in_conversation, message_in_conversation_sql
 from memories.models import LifecycleStatus, MemoryItem, MemoryType, Scope, Status, SummaryTier
 from memories.recall.models import RecallKind
 from memory_project.db import column, model_rows, table
@@ -142,8 +142,8 @@ class RecallScope:
             # row (EXISTS on the message's primary key), never by listing
             # the conversation's messages.
 
-            combined |= Q(Exists(Message.objects.filter(pk=OuterRef("scope_id"),
-                                                        conversation_id=self.floor_conversation)),
+            combined |= Q(message_in_conversation(message_id=OuterRef("scope_id"),
+                                                  conversation_id=self.floor_conversation),
                           scope=Scope.FLOOR)
         return combined
 
@@ -223,9 +223,7 @@ def _first_by_importance_sql(with_ids: tuple[bool, ...], floor: bool, min_import
               f" AND {col('type')} <> %s" + (f" AND {col('importance')} >= %s" if min_importance else ""))
     conditions = [f"{col('scope')} = %s" + (f" AND {col('scope_id')} = %s" if with_id else "") for with_id in with_ids]
     if floor:
-        conditions.append(f"{col('scope')} = %s AND EXISTS (SELECT 1 FROM {table(Message)} u WHERE"
-                          f" u.{column(Message, 'id')} = {t}.{col('scope_id')}"
-                          f" AND u.{column(Message, 'conversation')} = %s)")
+        conditions.append(f"{col('scope')} = %s AND " + message_in_conversation_sql(f"{t}.{col('scope_id')}"))
     names = ", ".join(col(name) for name in _MEMORY_FIELDS)
     order = f"{col('importance')} DESC, {col('created_at')} DESC"
     # Each part in a subquery of its own: SQLite takes no ORDER BY or LIMIT on

@@ -16,14 +16,14 @@ import copy
 import re
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
 
 import memory_client.formats as formats
-from conversations.models import MAIN_BRANCH, Message
-from conversations.selectors.branches import branch_view, conversation_branch_get_or_404
+from conversations.selectors.branches import MAIN_BRANCH, branch_view, conversation_branch_get_or_404
 from conversations.selectors.messages import MessageRow, branch_message_rows
+from conversations.selectors.references import system_messages
 from memories.llm.tokens import content_text, count_content_tokens, count_tokens
 from memories.models import Scope
 from memories.recall.candidates import RecallScope
@@ -34,6 +34,9 @@ from memories.resources.selectors import conversation_resource_list, stores_atta
 from memories.selectors.summaries import visible_rolling_summary
 from memories.services.items_batch import memory_items_mark_used, used_stamp_is_stale
 from memories.services.scopes import branch_scope_id
+
+if TYPE_CHECKING:
+    from conversations.models import Message
 
 TRUNCATION_MARK = "…"
 # History is read newest first, a page of the messages still missing (at
@@ -99,8 +102,7 @@ def _history(view, max_messages: int) -> tuple[list[MessageRow], list[Message]]:
     # System messages set up the conversation wherever they were stored: all of
     # the branch's (the latest few) go first, none counts against the window.
     systems = [
-        m for m in Message.objects.filter(branch_id__in=[s.branch_id for s in view.segments], role="system")
-        .order_by("-floor_no")[:MAX_SYSTEM_MESSAGES]
+        m for m in system_messages(branch_ids=[s.branch_id for s in view.segments], limit=MAX_SYSTEM_MESSAGES)
         if view.shows(m)
     ]
     return list(reversed(kept)), list(reversed(systems))

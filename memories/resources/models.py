@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from django.db import models
 
-from conversations.models import Conversation
-
 MAX_ATTACHED_STORES = 8
 MAX_INSTRUCTIONS_CHARS = 4096
 
@@ -21,7 +19,7 @@ class AccessMode(models.TextChoices):
 class ConversationResource(models.Model):
     """A memory store attached to a conversation (a session's `resources[]`)."""
 
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="resources")
+    conversation = models.ForeignKey("conversations.Conversation", on_delete=models.CASCADE, related_name="resources")
     memory_store = models.ForeignKey("memories.MemoryStore", on_delete=models.CASCADE, related_name="attachments")
     access = models.CharField(max_length=16, choices=AccessMode.choices, default=AccessMode.READ_WRITE)
     instructions = models.TextField(blank=True, default="")

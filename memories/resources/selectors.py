@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.db.models import Exists, OuterRef
 
 from accounts.models import Workspace
-from conversations.models import Conversation
 from conversations.selectors.conversations import conversation_get_or_404
 from memories.paths import mount_slug
 from memories.resources.models import AccessMode, ConversationResource
+
+if TYPE_CHECKING:
+    from conversations.models import Conversation
 
 MOUNT_ROOT = "/mnt/memory/"
 

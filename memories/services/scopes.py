@@ -21,9 +21,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Q, Sum
 
 from accounts.models import Workspace
-from conversations.models import Branch
 from conversations.selectors.branches import branch_get
 from conversations.selectors.conversations import conversation_get
+from conversations.selectors.references import branch_exists
 from memories.models import (
     MAX_SCOPE_ID_CHARS,
     JobKind,
@@ -177,7 +177,7 @@ def scope_note_appended(*, event) -> None:
         # Two look-ups by primary key: a join of branch, conversation and
         # workspace planned worse whenever the tables' statistics were stale.
         workspace = Workspace.objects.filter(pk=event.workspace_id).first()
-        if workspace is None or not Branch.objects.filter(pk=event.branch.id).exists():
+        if workspace is None or not branch_exists(branch_id=event.branch.id):
             return  # deleted meanwhile
         # The job makes the scope state if it is still missing (extract_run).
         memory_job_enqueue(workspace=workspace, kind=JobKind.EXTRACT, scope=Scope.BRANCH, scope_id=scope_id)

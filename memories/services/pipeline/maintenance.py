@@ -7,14 +7,12 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
-from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import Workspace
-from conversations.models import Conversation
 from conversations.selectors.branches import branches_idle_with_pending
+from conversations.selectors.references import conversations_idle_since
 from conversations.services import conversation_delete
 from memories.models import JobKind, MemoryItem, MemoryJob, Scope, ScopeState
 from memories.services.items_batch import memory_items_delete
@@ -96,11 +94,7 @@ def conversations_expire(*, now=None) -> int:
     if days <= 0:
         return 0
     cutoff = (now or timezone.now()) - timedelta(days=days)
-    stale = (
-        Conversation.objects.annotate(last_active=Coalesce(F("last_message_at"), F("created_at")))
-        .filter(last_active__lt=cutoff)
-        .select_related("workspace")[:MAX_PER_RUN]
-    )
+    stale = conversations_idle_since(cutoff=cutoff, limit=MAX_PER_RUN)
     deleted = 0
     for conversation in stale:
         try:
