@@ -44,13 +44,13 @@ from accounts.actors import Actor  # noqa: E402
 from accounts.models import Workspace  # noqa: E402
 from memories.models import MemoryItem  # noqa: E402
 from memories.selectors.items import memory_item_list  # noqa: E402
-from memories.services.item_rules import estimate_tokens  # noqa: E402
 from memories.services.items import (  # noqa: E402
     memory_item_create,
     memory_item_update,
     memory_redact_and_replace,
 )
 from memories.services.versioning import content_fingerprint  # noqa: E402
+from memory_project.tokens import estimate_tokens  # noqa: E402
 
 WORDS_EN = [
     "user",

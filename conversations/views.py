@@ -47,9 +47,7 @@ from conversations.serializers import (
     MessageListInputSerializer,
     MessageOutputSerializer,
     MessageUpdateInputSerializer,
-    message_append_params,
     message_data,
-    message_list_params,
 )
 from memory_project.api import request_actor, request_workspace
 from memory_project.errors import ValidationError
@@ -203,7 +201,7 @@ class MessageViewSet(ConversationScopedViewSet):
     @extend_schema(parameters=[MessageListInputSerializer], responses=MessagePage)
     def list(self, request: Request, conversation_id: str) -> Response:
         query = request.query_params.dict()
-        params = message_list_params(query) or _input(MessageListInputSerializer, query)
+        params = _input(MessageListInputSerializer, query)
         own_format = params.get("format") not in ("anthropic", "openai")
         page = message_page(
             workspace=request_workspace(request),
@@ -269,7 +267,7 @@ class MessageViewSet(ConversationScopedViewSet):
             )
             created = batch.created
         else:
-            params = message_append_params(request.data) or _input(MessageAppendInputSerializer, request.data)
+            params = _input(MessageAppendInputSerializer, request.data)
             result = services.message_append(
                 workspace=workspace,
                 external_id=conversation_id,

@@ -43,15 +43,7 @@ def _query(serializer_class, request) -> dict[str, Any]:
 
 
 def _items_limit(request) -> int | None:
-    """`?limit=` of an OpenAI session read. A session reads on every turn: the
-    usual query (none, or a plain number) is read without building a DRF
-    serializer; anything else goes through `SessionItemsQuerySerializer`."""
-    query = request.query_params
-    if not query:
-        return None
-    value = query.get("limit", "")
-    if len(query) == 1 and value.isascii() and value.isdigit() and len(value) <= 9:
-        return int(value)
+    """`?limit=` of an OpenAI session read (`SessionItemsQuerySerializer`)."""
     return _query(SessionItemsQuerySerializer, request).get("limit")
 
 

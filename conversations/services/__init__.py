@@ -41,7 +41,6 @@ from conversations.services.validation import (
     MAX_USER_ID_CHARS,
     UNSET,
     content_size,
-    estimate_tokens,
     validate_conversation_id,
 )
 
@@ -63,7 +62,6 @@ __all__ = [
     "conversation_get_or_create",
     "conversation_lock",
     "conversation_update",
-    "estimate_tokens",
     "message_append",
     "message_delete",
     "message_update",

@@ -13,6 +13,14 @@ listens to it:
    pending work is derived from;
 4. one multi-row INSERT of the messages.
 
+One path per database: SQLite runs the transaction above (one writer at a
+time, in process: round trips cost nothing). PostgreSQL runs the same steps
+as one statement (`append_statement`, atomic by itself) outside a caller's
+transaction: round trips are the hot write's latency. What the statement
+cannot answer (a new or full conversation, a missing branch, a used key) it
+leaves unwritten for the transaction path, which also runs inside a caller's
+transaction (under a savepoint).
+
 Because every write that changes a conversation's messages first locks its
 row (the UPDATE above, or `conversation_lock`), appends, deletes, clears and
 forks of one conversation are serialized, and floor numbers are handed out in
@@ -47,7 +55,6 @@ from conversations.services.append_sql import (
 )
 from conversations.services.conversations import _conversation_lock_or_create
 from conversations.services.validation import (
-    estimate_tokens,
     validate_branch_name,
     validate_content,
     validate_conversation_id,
@@ -58,6 +65,7 @@ from conversations.services.validation import (
 )
 from memory_project.db import insert_objects
 from memory_project.errors import ConflictError, NotFoundError, QuotaExceededError, ValidationError
+from memory_project.tokens import estimate_tokens
 
 # A batch append is one INSERT and one commit; 100 messages of ordinary size
 # is well under a second of work and one request body.
@@ -267,9 +275,7 @@ def _append(
     ]
     done = None
     if connection.vendor == "postgresql" and not connection.in_atomic_block:
-        # One round trip instead of five (BEGIN, three statements, COMMIT).
-        # Inside a caller's transaction the savepoint path below keeps a
-        # failed INSERT from aborting the caller's work. A retry's used
+        # PostgreSQL's one path (see the module's docstring). A retry's used
         # idempotency key fails this statement whole (the unique index), which
         # the caller turns into a replay: no look-up of the keys first.
         done = append_statement(workspace=workspace, external_id=external_id, branch_name=branch_name, rows=rows,

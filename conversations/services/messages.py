@@ -28,11 +28,11 @@ from conversations.models import Branch, Conversation, Message
 from conversations.services.conversations import conversation_lock
 from conversations.services.validation import (
     UNSET,
-    estimate_tokens,
     validate_content,
     validate_metadata,
 )
 from memory_project.errors import NotFoundError, ValidationError
+from memory_project.tokens import estimate_tokens
 
 # A batch append is one INSERT and one commit; 100 messages of ordinary size
 # is well under a second of work and one request body.

@@ -102,9 +102,3 @@ def validate_branch_name(name: Any) -> str:
     return name
 
 
-def estimate_tokens(content: Any) -> int:
-    """A cheap token estimate: CJK characters count one each, other text ~4 chars a token."""
-    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-    # Most messages are ASCII: skip the per-character scan for them.
-    wide = 0 if text.isascii() else sum(1 for ch in text if ord(ch) >= 0x2E80)
-    return wide + (len(text) - wide + 3) // 4

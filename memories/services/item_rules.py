@@ -194,8 +194,3 @@ def resolve_statuses(
     return new_status, new_lifecycle
 
 
-def estimate_tokens(text: str) -> int:
-    """A cheap token estimate for budgeting: about 4 ASCII characters per token,
-    one token per other character (CJK characters are mostly one token each)."""
-    ascii_chars = sum(1 for char in text if ord(char) < 128)
-    return max(1, math.ceil(ascii_chars / 4) + (len(text) - ascii_chars))

@@ -42,6 +42,7 @@ from memories.services.versioning import (
     version_record,
 )
 from memory_project.errors import ConflictError, NotFoundError, PreconditionFailedError, ValidationError
+from memory_project.tokens import estimate_tokens
 
 # Fields a client may change with PATCH (spec 003).
 PUBLIC_FIELDS = (
@@ -124,7 +125,7 @@ def _set_content(item: MemoryItem, content: str, *, token_count_estimate: int | 
     item.content = content
     item.content_sha256, item.content_size_bytes = content_fingerprint(content)
     item.token_count_estimate = (
-        token_count_estimate if token_count_estimate is not None else rules.estimate_tokens(content)
+        token_count_estimate if token_count_estimate is not None else estimate_tokens(content)
     )
 
 
