@@ -12,8 +12,10 @@ transaction commits:
 - PostgreSQL, with `MEMORY_ERASURE_REWRITE` on (the default): `VACUUM FULL` of
   the tables the erasure touched rewrites them and their indexes into new
   files, so no dead tuple of the text is left in the table files when the
-  call returns. It takes each table's exclusive lock for the rewrite; with the
-  setting off, `manage.py erasure_rewrite` does the same on the operator's
+  call returns. A rewrite keeps the row versions a running transaction can
+  still see, so it first waits (at most `MEMORY_ERASURE_REWRITE_WAIT_SECONDS`)
+  for the transactions that began before the erasure committed. It takes
+  each table's exclusive lock for the rewrite; with the setting off, `manage.py erasure_rewrite` does the same on the operator's
   schedule. What PostgreSQL has already written to its WAL and to backups
   stays there until they rotate (README, "Erasure on disk").
 """
@@ -21,6 +23,7 @@ transaction commits:
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable
 
 from django.conf import settings
@@ -31,6 +34,8 @@ logger = logging.getLogger(__name__)
 # A rewrite waits at most this long for a table's lock; a busy table is left
 # for the next erasure or for `erasure_rewrite` rather than stalling traffic.
 REWRITE_LOCK_TIMEOUT = "5s"
+# How often a rewrite looks again for the transactions it waits for.
+WAIT_STEP_SECONDS = 0.1
 
 
 class _Flush:
@@ -77,19 +82,45 @@ def erasure_flush(*, tables: Iterable[str], rewrite: bool | None = None) -> list
     if not rewrite:
         return []
     existing = set(connection.introspection.table_names())
+    deadline = time.monotonic() + settings.MEMORY_ERASURE_REWRITE_WAIT_SECONDS
     done = []
-    quote = connection.ops.quote_name
     with connection.cursor() as cursor:
+        _wait_for_older_transactions(cursor, deadline)
         cursor.execute(f"SET lock_timeout = '{REWRITE_LOCK_TIMEOUT}'")
         try:
             for table in sorted(set(tables) & existing):
-                try:
-                    cursor.execute(f"VACUUM (FULL) {quote(table)}")
+                if _rewrite(cursor, table):
                     done.append(table)
-                except Exception:
-                    # The erasure itself is committed; a table left unrewritten
-                    # is what `erasure_rewrite` is for.
-                    logger.warning("erasure: %s was not rewritten (busy); run erasure_rewrite", table, exc_info=True)
         finally:
             cursor.execute("RESET lock_timeout")
     return done
+
+
+def _wait_for_older_transactions(cursor, deadline: float) -> None:
+    """Wait (until `deadline`) for the transactions of this database that
+    began before now and hold a snapshot or a transaction id: while one runs,
+    the rows the erasure deleted are still visible to it, and a rewrite
+    copies them into the new file."""
+    cursor.execute("SELECT clock_timestamp()")
+    (started,) = cursor.fetchone()
+    while True:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+            "AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL) AND xact_start < %s",
+            [started],
+        )
+        if not cursor.fetchone()[0] or time.monotonic() >= deadline:
+            return
+        time.sleep(WAIT_STEP_SECONDS)
+
+
+def _rewrite(cursor, table: str) -> bool:
+    """VACUUM FULL one table; False when it was left as it is (busy)."""
+    try:
+        cursor.execute(f"VACUUM (FULL) {connection.ops.quote_name(table)}")
+    except Exception:
+        # The erasure itself is committed; a table left unrewritten is what
+        # `erasure_rewrite` is for.
+        logger.warning("erasure: %s was not rewritten (busy); run erasure_rewrite", table, exc_info=True)
+        return False
+    return True

@@ -429,6 +429,10 @@ if env_bool("USE_X_FORWARDED_PROTO", False):
 # tuple of the text stays in the table files. Off: run `manage.py
 # erasure_rewrite` on a schedule instead (the rewrite locks each table while it runs).
 MEMORY_ERASURE_REWRITE = env_bool("MEMORY_ERASURE_REWRITE", True)
+# A dead row version stays in the rewritten file while a transaction that
+# began before the erasure committed can still see it: the rewrite waits at
+# most this long (seconds) for such transactions to end.
+MEMORY_ERASURE_REWRITE_WAIT_SECONDS = env_float("MEMORY_ERASURE_REWRITE_WAIT_SECONDS", 10.0)
 
 # The admin login: failed attempts allowed per client address and per
 # username within the window before further attempts are refused.
