@@ -27,7 +27,8 @@ from memories.models import MemoryItem, MemoryStore, Scope, Status
 from memories.selectors.items import memory_item_list
 from memories.serializers.items import MemoryItemOutputSerializer
 from memories.services.facts import memory_fact_remember
-from memories.services.items import memory_item_delete, memory_item_update
+from memories.services.items import memory_item_update
+from memories.services.lineage.erase import memory_delete_following_lineage
 from memory_project.errors import DomainError, NotFoundError, PermissionDeniedError, ValidationError
 
 READ_ONLY_DENIAL = "This API key is read-only: {name} writes, so it is not available."
@@ -253,7 +254,7 @@ def _forget(workspace, data: dict[str, Any], actor: Actor) -> ToolResult:
     if item.scope == Scope.STORE:
         raise ValidationError(f"{memory_id} is the file {item.path} of a memory store: use memory_delete for it.")
     if mode == "delete":
-        memory_item_delete(workspace=workspace, actor=actor, memory_id=memory_id)
+        memory_delete_following_lineage(workspace=workspace, actor=actor, memory_id=memory_id)
         return ToolResult("forget", f"Deleted {memory_id}.", {"id": memory_id, "operation": "deleted"})
     if item.status == Status.DEPRECATED:
         return ToolResult("forget", f"{memory_id} was already deprecated.", {"id": memory_id, "operation": "unchanged"})

@@ -22,6 +22,7 @@ from memories.models import MemoryItem, MemoryStore
 from memories.paths import normalize_path, normalize_prefix
 from memories.search import search_filter
 from memories.selectors.stores import MemoryPrefix, memory_get_by_path, memory_list
+from memories.services.lineage.routes import store_memory_delete_following_lineage
 from memory_project.errors import DomainError, NotFoundError, PermissionDeniedError
 
 SEARCH_DEFAULT_LIMIT = 10
@@ -201,7 +202,8 @@ def _edit(store: MemoryStore, data: dict[str, Any], actor: Actor) -> ToolResult:
 def _delete(store: MemoryStore, data: dict[str, Any], actor: Actor) -> ToolResult:
     path = normalize_path(data["path"])
     item = _require(store, path)
-    services.store_memory_delete(workspace=store.workspace_id, store_id=store.pk, memory_id=item.pk, actor=actor)
+    store_memory_delete_following_lineage(workspace=store.workspace_id, store_id=store.pk, memory_id=item.pk,
+                                          actor=actor)
     return ToolResult("memory_delete", f"Successfully deleted {path}", {"path": path, "id": item.pk})
 
 

@@ -35,6 +35,7 @@ from framework_state.services.common import clean_list, clean_text, contains_nul
 from memory_project.db import (
     new_object,
 )
+from memory_project.erasure import erasure_on_disk
 from memory_project.errors import ValidationError
 
 MAX_NS_BYTES = 512
@@ -42,6 +43,8 @@ MAX_ID_BYTES = 64
 MAX_WRITES_PER_REQUEST = 5000
 MAX_IDS_PER_REQUEST = 1000
 PRUNE_STRATEGIES = ("keep_latest", "delete")
+# A deletion of checkpoints ends on disk (`memory_project.erasure`): their blobs hold the graph's state.
+CHECKPOINT_TABLES = (Checkpoint._meta.db_table, CheckpointWrite._meta.db_table)
 
 
 def decode_blob(value: Any, *, field: str) -> bytes:
@@ -243,6 +246,7 @@ def thread_delete(*, workspace: Workspace, thread_id: Any) -> None:
             return
         CheckpointWrite.objects.filter(conversation=conversation).delete()
         Checkpoint.objects.filter(conversation=conversation).delete()
+        erasure_on_disk(CHECKPOINT_TABLES)
         if conversation.source == FrameworkSource.LANGGRAPH and conversation.message_count == 0:
             conversation_delete(workspace=workspace, external_id=thread_id)
 
@@ -263,6 +267,8 @@ def checkpoints_delete_for_runs(*, workspace: Workspace, run_ids: Any) -> int:
                 conversation_id=conversation_id, checkpoint_ns=ns, checkpoint_id=checkpoint_id
             ).delete()
         Checkpoint.objects.filter(pk__in=[row[0] for row in doomed]).delete()
+        if doomed:
+            erasure_on_disk(CHECKPOINT_TABLES)
     return len(doomed)
 
 
@@ -306,6 +312,8 @@ def threads_prune(*, workspace: Workspace, thread_ids: Any, strategy: Any = "kee
                 CheckpointWrite.objects.filter(conversation=conversation, checkpoint_ns=ns).exclude(
                     checkpoint_id=keep
                 ).delete()
+        if removed:
+            erasure_on_disk(CHECKPOINT_TABLES)
     return removed
 
 

@@ -27,6 +27,7 @@ from conversations.services import (
 from framework_state.models import AgentSession, SessionEntry
 from framework_state.services.common import clean_list, clean_text, now_ms
 from memory_project.db import insert_objects
+from memory_project.erasure import erasure_on_disk
 from memory_project.errors import ConflictError, PreconditionFailedError, ValidationError
 
 MAX_PROJECT_KEY_BYTES = 1024
@@ -306,6 +307,7 @@ def session_key_delete(*, workspace: Workspace, key: SessionKey) -> None:
             return
         if key.subpath:
             SessionEntry.objects.filter(session=session, subpath=key.subpath).delete()
+            erasure_on_disk([SessionEntry._meta.db_table])
             return
         conversation_delete(workspace=workspace, external_id=session.conversation.external_id)
 

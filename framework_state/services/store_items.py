@@ -25,7 +25,8 @@ from accounts.models import Workspace
 from framework_state.models import StoreDocumentTTL
 from memories.models import MemoryItem, MemoryStore
 from memories.paths import normalize_path
-from memories.services.store_memories import clean_content, store_memory_delete, store_memory_write
+from memories.services.lineage.routes import store_memory_delete_following_lineage
+from memories.services.store_memories import clean_content, store_memory_write
 from memories.services.stores import memory_store_create
 from memory_project.errors import NotFoundError, ValidationError
 
@@ -196,7 +197,8 @@ def store_put(store: MemoryStore, op: dict[str, Any], *, workspace: Workspace, a
     if content is None:
         item = MemoryItem.objects.filter(store=store, path=path).first()
         if item is not None:
-            store_memory_delete(workspace=workspace, store_id=store.pk, memory_id=item.pk, actor=actor)
+            store_memory_delete_following_lineage(workspace=workspace, store_id=store.pk, memory_id=item.pk,
+                                                  actor=actor)
         return
     item, _ = store_memory_write(workspace=workspace, store_id=store.pk, path=path, content=content, actor=actor)
     # An identical rewrite writes no version; LangGraph still expects the item

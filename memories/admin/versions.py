@@ -20,7 +20,7 @@ from memories.admin.redaction import VERSION_COLUMNS, version_rows
 from memories.models import MemoryEdge, MemoryItem, MemoryVersion
 from memories.services.edges import memory_edge_create, memory_edge_delete, memory_edge_update
 from memories.services.items import memory_item_restore
-from memories.services.versioning import memory_version_redact
+from memories.services.lineage.erase import memory_version_redact_following_lineage
 from memory_project.errors import DomainError
 
 REDACT_PERMISSION = "memories.redact_memoryversion"
@@ -149,7 +149,8 @@ class MemoryVersionAdmin(WorkspaceScopedAdmin, ContentFreeLogMixin, admin.ModelA
         for version in versions:
             if version.pk in heads:
                 continue
-            outcome.attempt(memory_version_redact, workspace=version.workspace, version_id=version.pk, actor=actor)
+            outcome.attempt(memory_version_redact_following_lineage, workspace=version.workspace,
+                            version_id=version.pk, actor=actor)
         outcome.report(self, request)
         return None
 

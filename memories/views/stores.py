@@ -27,6 +27,10 @@ from memories.serializers.stores import (
     memory_deleted_wire,
     memory_store_deleted_wire,
 )
+from memories.services.lineage.routes import (
+    store_memory_delete_following_lineage,
+    store_version_redact_following_lineage,
+)
 from memories.views.store_schema import memory_schema, schema_for_generic_methods, store_schema, version_schema
 from memory_project.api import request_actor, request_workspace
 from memory_project.errors import ValidationError
@@ -164,7 +168,7 @@ class MemoryViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
         return Response(MemoryOutputSerializer(item, context={"view": view}).data)
 
     def destroy(self, request: Request, store_id: str, memory_id: str) -> Response:
-        deleted = memory_services.store_memory_delete(
+        deleted = store_memory_delete_following_lineage(
             workspace=request_workspace(request),
             store_id=store_id,
             memory_id=memory_id,
@@ -211,7 +215,7 @@ class MemoryVersionViewSet(MemoryStoreDialectMixin, viewsets.GenericViewSet):
 
     @version_schema["redact"]
     def redact(self, request: Request, store_id: str, version_id: str) -> Response:
-        version = memory_services.store_version_redact(
+        version = store_version_redact_following_lineage(
             workspace=request_workspace(request), store_id=store_id, version_id=version_id, actor=request_actor(request)
         )
         return Response(MemoryVersionOutputSerializer(version, context={"view": "full"}).data)

@@ -15,7 +15,6 @@ from conversations.selectors.branches import branches_idle_with_pending
 from conversations.selectors.references import conversations_idle_since
 from conversations.services import conversation_delete
 from memories.models import JobKind, MemoryItem, MemoryJob, Scope, ScopeState
-from memories.services.items_batch import memory_items_delete
 from memories.services.jobs import (
     PENDING_REDISPATCH_AFTER,
     memory_job_checkpoint,
@@ -23,6 +22,7 @@ from memories.services.jobs import (
     memory_jobs_redispatch_pending,
     memory_jobs_requeue_stale,
 )
+from memories.services.lineage.routes import memories_expire_following_lineage
 from memories.services.scopes import branch_scope_id, lock_scope_state
 from memories.services.versioning import versions_purge_expired
 
@@ -68,8 +68,9 @@ def idle_branches_extract(*, now=None) -> int:
 
 
 def items_sweep_expired(*, now=None) -> int:
-    """Delete items past `expires_at` (LangGraph store TTLs) through the batch
-    service, so each deletion writes its version."""
+    """Erase items past `expires_at` (LangGraph store TTLs) through lineage
+    (`memories_expire_following_lineage`): each deletion writes its version,
+    the earlier versions are redacted, what was compacted from them goes."""
 
     now = now or timezone.now()
     rows = list(MemoryItem.objects.filter(expires_at__lt=now).values_list("workspace_id", "pk")[:MAX_PER_RUN * 4])
@@ -81,8 +82,9 @@ def items_sweep_expired(*, now=None) -> int:
     for workspace in Workspace.objects.filter(pk__in=list(by_workspace)):
         ids = by_workspace[workspace.pk]
         for start in range(0, len(ids), DELETE_CHUNK):
-            deleted += memory_items_delete(workspace=workspace, actor=Actor.system(),
-                                           ids=ids[start:start + DELETE_CHUNK]).counts["deleted"]
+            report = memories_expire_following_lineage(workspace=workspace, actor=Actor.system(),
+                                                       ids=ids[start:start + DELETE_CHUNK])
+            deleted += len(set(report.memory_ids) & set(ids))
     return deleted
 
 
