@@ -99,11 +99,12 @@ class ConversationAdmin(WorkspaceScopedAdmin, admin.ModelAdmin):
         shown = {k: v for k, v in (obj.metadata or {}).items() if k != "summary"}
         return format_html('<div class="error-full">{}</div>', json.dumps(shown, ensure_ascii=False, indent=2))
 
-    def floor_memories(self, *, conversation: Conversation, messages: list, branch_names: list[str]
+    def floor_memories(self, request, *, conversation: Conversation, messages: list, branch_names: list[str]
                        ) -> tuple[dict[str, list], list]:
         """(what to show beside each floor, by message id; what belongs to no
-        shown floor). Nothing here: the memories app, which knows what was
-        derived from which floor, registers this admin with its own answer."""
+        shown floor), for this request's user. Nothing here: the memories app,
+        which knows what was derived from which floor and who may see what is
+        awaiting review, registers this admin with its own answer."""
         return {}, []
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
@@ -130,7 +131,8 @@ class ConversationAdmin(WorkspaceScopedAdmin, admin.ModelAdmin):
         has_next = len(messages) > FLOORS_PER_PAGE
         messages = messages[:FLOORS_PER_PAGE]
         names = sorted({segment.branch_name for segment in view.segments})
-        derived, unplaced = self.floor_memories(conversation=conversation, messages=messages, branch_names=names)
+        derived, unplaced = self.floor_memories(request, conversation=conversation, messages=messages,
+                                                branch_names=names)
         floors = []
         for message in messages:
             text = message_text(message.content)

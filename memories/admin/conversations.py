@@ -13,11 +13,18 @@ from memories.admin.derived import memories_for_floors
 # The conversations app's model by its label: memories reads conversations
 # through its selectors, and needs the model here only to register it again.
 Conversation = apps.get_model("conversations", "Conversation")
+
+# Who reviews: whoever may change the review queue's items.
+REVIEW_PERMISSION = "memories.change_reviewitem"
+
 admin.site.unregister(Conversation)
 
 
 @admin.register(Conversation)
 class ConversationWithMemoriesAdmin(ConversationAdmin):
-    def floor_memories(self, *, conversation, messages, branch_names):
+    def floor_memories(self, request, *, conversation, messages, branch_names):
+        # In a workspace that requires review, what was never approved is
+        # shown only to those who review it (the review queue's permission).
+        approved_only = conversation.workspace.requires_review and not request.user.has_perm(REVIEW_PERMISSION)
         return memories_for_floors(workspace_id=conversation.workspace_id, conversation=conversation,
-                                   messages=messages, branch_names=branch_names)
+                                   messages=messages, branch_names=branch_names, approved_only=approved_only)

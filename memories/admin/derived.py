@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from django.db.models import Q
 
-from memories.models import MemoryItem
+from memories.models import LifecycleStatus, MemoryItem
 
 # Memories shown beside one page of floors; a page of 100 floors rarely yields
 # more than a few dozen.
@@ -27,12 +27,14 @@ def branch_scope_ids(external_id: str, branch_names: Sequence[str]) -> list[str]
 
 
 def memories_for_floors(
-    *, workspace_id: str, conversation, messages: Sequence, branch_names: Sequence[str]
+    *, workspace_id: str, conversation, messages: Sequence, branch_names: Sequence[str], approved_only: bool = False
 ) -> tuple[dict[str, list[MemoryItem]], list[MemoryItem]]:
     """(memories by message id, memories of the conversation not tied to a
     shown floor). A memory belongs to a floor when it names the floor's message
     as its source (or is a floor-scope memory of it), or when it is a summary of
-    the conversation whose coverage ends at that floor."""
+    the conversation whose coverage ends at that floor. `approved_only`: only
+    memories in force after approval (active or compacted), none pending or
+    rejected from review."""
     if not messages:
         return {}, []
     ids = [m.pk for m in messages]
@@ -46,8 +48,11 @@ def memories_for_floors(
         | Q(scope="floor", scope_id__in=ids)
         | (conversation_scopes & Q(coverage_end_floor_no__gte=low, coverage_start_floor_no__lte=high))
     )
+    found = MemoryItem.objects.filter(query, workspace_id=workspace_id)
+    if approved_only:
+        found = found.filter(lifecycle_status__in=[LifecycleStatus.ACTIVE, LifecycleStatus.COMPACTED])
     items = list(
-        MemoryItem.objects.filter(query, workspace_id=workspace_id)
+        found
         .order_by("created_at", "id")[:MAX_DERIVED]
     )
     floors = sorted((m.floor_no, m.pk) for m in messages)

@@ -6,12 +6,16 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth.models import Permission
+from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from conversations.models import Branch, Message
+from accounts.services import workspace_membership_add
+from conversations.models import Branch, Conversation, Message
 from memories.models import MemoryItem, MemoryJob, ScopeState
 from memories.services.scopes import branch_scope_id
+from tests.factories import MemoryItemFactory
 
 pytestmark = pytest.mark.django_db
 CONVERSATIONS = "/admin/conversations/conversation/"
@@ -113,3 +117,38 @@ def test_dashboard_is_linked_from_the_index(admin_client):
     html = admin_client.get(reverse("admin:index")).content.decode()
     assert reverse("admin:memories_dashboard") in html
     assert reverse("admin:memories_reviewitem_changelist") in html
+
+
+def test_unapproved_memories_beside_floors_are_shown_to_reviewers_only(review_workspace, django_user_model):
+    """In a workspace that requires review, the conversation page shows an
+    operator who does not review only what was approved beside each floor;
+    pending and rejected memories stay for reviewers."""
+    conversation = Conversation.objects.create(workspace=review_workspace, external_id="rev-1", message_count=1)
+    branch = Branch.objects.create(conversation=conversation, name="main", next_floor_no=2)
+    message = Message.objects.create(workspace=review_workspace, conversation=conversation, branch=branch,
+                                     floor_no=1, role="user", content="My locker code is 4711.")
+
+    def derived(content, **fields):
+        return MemoryItemFactory(workspace=review_workspace, content=content, source_message_id=message.pk, **fields)
+
+    approved = derived("Approved: the user has a locker.")
+    pending = derived("Pending: locker code 4711.", status="pending")
+    rejected = derived("Rejected: locker code 4711 again.", status="pending")
+    rejected.lifecycle_status = "deprecated"
+    rejected.status = "deprecated"
+    rejected.save(update_fields=["lifecycle_status", "status"])
+
+    def page_for(name, codenames):
+        user = django_user_model.objects.create_user(name, password="x", is_staff=True)
+        user.user_permissions.set(Permission.objects.filter(codename__in=codenames))
+        workspace_membership_add(user=user, workspace=review_workspace)
+        client = Client()
+        client.force_login(django_user_model.objects.get(pk=user.pk))
+        response = client.get(reverse("admin:conversations_conversation_change", args=[conversation.pk]))
+        assert response.status_code == 200
+        return [m.pk for m in response.context["floors"][0].memories]
+
+    viewer = ["view_conversation", "view_memoryitem"]
+    assert page_for("viewer", viewer) == [approved.pk]
+    assert set(page_for("reviewer", [*viewer, "view_reviewitem", "change_reviewitem"])) == {
+        approved.pk, pending.pk, rejected.pk}
