@@ -631,7 +631,7 @@ def measure(api: Api, jobs: list[tuple], budgets: list[int], strategies: list[st
         return {"covered": covered_ids(body, resolve), "text": context_text(body), "strategy": memory.get("strategy"),
                 "memory_tokens": (body.get("usage") or {}).get("memory_tokens", 0), "elapsed_ms": body.get("elapsed_ms"),
                 "injected": [{k: e.get(k) for k in ("kind", "type", "summary_tier", "id", "source_message_id", "floor_no")
-                              if e.get(k) is not None} | {"sources": len(e.get("sources") or [])}
+                              if e.get(k) is not None} | {"sources": list(e.get("sources") or [])}
                              for e in memory.get("injected") or []]}
 
     tasks = [(job, budget, strategy) for strategy in strategies for budget in budgets for job in jobs]

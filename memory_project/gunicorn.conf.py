@@ -50,3 +50,13 @@ def post_worker_init(worker):
             producer.connection.ensure_connection(max_retries=0)
     except Exception as exc:  # noqa: BLE001 - a warm-up; the service runs without it
         worker.log.warning("Celery broker not reachable at worker start: %s", exc)
+
+    # The query model, loaded beside the first requests rather than inside
+    # one: a worker's first context call waited for it (3.9 s at a load of
+    # 17 on 2 cores, bench/README.md). Not before the fork: the engine's
+    # OpenMP threads do not survive one.
+    import threading
+
+    from memories.recall.embeddings import warm_up
+
+    threading.Thread(target=warm_up, name="embedding-warm-up", daemon=True).start()

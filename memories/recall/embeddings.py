@@ -44,6 +44,7 @@ vectors (99.4% of top-10 sets identical, the rest swap near-ties).
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import threading
 import time
@@ -57,6 +58,8 @@ import numpy as np
 from django.conf import settings
 
 from memories.llm.base import LLMError, LLMTransientError, with_retries
+
+logger = logging.getLogger(__name__)
 
 # A passage is a sentence window or a turn, far below this; a longer text
 # (a 100 KB memory document, a pasted log) is clipped because e5-small reads
@@ -287,6 +290,18 @@ class OfflineEmbeddingProvider(EmbeddingProvider):
             # e5 was trained with "query: " / "passage: " prefixes; the
             # engine adds them.
             return engine.query(texts) if query else engine.passage(texts)
+
+
+def warm_up() -> None:
+    """Load the offline model and embed one query, so that a web worker's
+    first context call does not wait for it (a network provider has nothing
+    to load)."""
+    provider = get_embedding_provider()
+    if isinstance(provider, OfflineEmbeddingProvider):
+        try:
+            provider.embed_query("warm up")
+        except EmbeddingError as exc:
+            logger.warning("the offline embedding model could not be loaded: %s", exc)
 
 
 # --- Any OpenAI-compatible endpoint -----------------------------------------------
