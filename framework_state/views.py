@@ -47,6 +47,13 @@ def _items_limit(request) -> int | None:
     return _query(SessionItemsQuerySerializer, request).get("limit")
 
 
+def _checkpoint_key(body: dict[str, Any]) -> dict[str, Any]:
+    """The checkpoint a write names: its thread, namespace (default the root
+    one) and id, as the checkpoint services take them."""
+    return {"thread_id": body.get("thread_id"), "checkpoint_ns": body.get("checkpoint_ns", ""),
+            "checkpoint_id": body.get("checkpoint_id")}
+
+
 def _body(request) -> dict[str, Any]:
     if not isinstance(request.data, dict):
         raise ValidationError("The request body must be a JSON object.")
@@ -183,9 +190,7 @@ class CheckpointViewSet(viewsets.GenericViewSet):
         body = _body(request)
         row = checkpoints.checkpoint_put(
             workspace=request_workspace(request),
-            thread_id=body.get("thread_id"),
-            checkpoint_ns=body.get("checkpoint_ns", ""),
-            checkpoint_id=body.get("checkpoint_id"),
+            **_checkpoint_key(body),
             parent_checkpoint_id=body.get("parent_checkpoint_id"),
             type=body.get("type"),
             checkpoint=body.get("checkpoint"),
@@ -212,9 +217,7 @@ class CheckpointViewSet(viewsets.GenericViewSet):
         body = _body(request)
         stored = checkpoints.checkpoint_writes_put(
             workspace=request_workspace(request),
-            thread_id=body.get("thread_id"),
-            checkpoint_ns=body.get("checkpoint_ns", ""),
-            checkpoint_id=body.get("checkpoint_id"),
+            **_checkpoint_key(body),
             task_id=body.get("task_id"),
             task_path=body.get("task_path", ""),
             writes=body.get("writes"),

@@ -101,6 +101,21 @@ _CONVERSATION_ID = {
     "description": "Id of the conversation (as the application named it).",
 }
 
+
+
+def _object(properties: dict[str, Any], *, required: list[str] | None = None) -> dict[str, Any]:
+    """A tool's input schema: an object of these properties and no others."""
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    schema["additionalProperties"] = False
+    return schema
+
+
+def _unit_interval(description: str) -> dict[str, Any]:
+    return {"type": "number", "minimum": 0, "maximum": 1, "description": description}
+
+
 _MEMORY_TOOLS = (
     AgentTool(
         name="recall",
@@ -113,9 +128,8 @@ _MEMORY_TOOLS = (
             "neither, only global memories are searched. Call this before answering when earlier context "
             "could matter. Each memory is listed with its id (use it with forget)."
         ),
-        input_schema={
-            "type": "object",
-            "properties": {
+        input_schema=_object(
+            {
                 "query": {
                     "type": "string",
                     "minLength": 1,
@@ -137,9 +151,8 @@ _MEMORY_TOOLS = (
                     "description": "How memories are ranked besides relevance (default balanced).",
                 },
             },
-            "required": ["query"],
-            "additionalProperties": False,
-        },
+            required=["query"],
+        ),
         writes=False,
     ),
     AgentTool(
@@ -152,9 +165,8 @@ _MEMORY_TOOLS = (
             "as 'seat preference') so that a later value for the same key replaces this one: the old value is "
             "then marked deprecated, not deleted. Write one self-contained statement per call."
         ),
-        input_schema={
-            "type": "object",
-            "properties": {
+        input_schema=_object(
+            {
                 "content": {
                     "type": "string",
                     "minLength": 1,
@@ -168,22 +180,11 @@ _MEMORY_TOOLS = (
                     "description": "Stable name of what this fact is about (case and spacing are ignored).",
                 },
                 "user_id": _USER_ID,
-                "importance": {
-                    "type": "number",
-                    "minimum": 0,
-                    "maximum": 1,
-                    "description": "How much this matters, 0 to 1 (default 0.7).",
-                },
-                "confidence": {
-                    "type": "number",
-                    "minimum": 0,
-                    "maximum": 1,
-                    "description": "How sure it is, 0 to 1 (default 1).",
-                },
+                "importance": _unit_interval("How much this matters, 0 to 1 (default 0.7)."),
+                "confidence": _unit_interval("How sure it is, 0 to 1 (default 1)."),
             },
-            "required": ["content"],
-            "additionalProperties": False,
-        },
+            required=["content"],
+        ),
         writes=True,
     ),
     AgentTool(
@@ -193,9 +194,8 @@ _MEMORY_TOOLS = (
             "Forget a memory by its id (as recall or list_memories show it). By default it is deprecated: "
             "it stops being recalled but its history stays. mode='delete' removes it altogether."
         ),
-        input_schema={
-            "type": "object",
-            "properties": {
+        input_schema=_object(
+            {
                 "memory_id": {"type": "string", "minLength": 1, "maxLength": 64, "description": "Id of the memory (mem_...)."},
                 "mode": {
                     "type": "string",
@@ -203,9 +203,8 @@ _MEMORY_TOOLS = (
                     "description": "deprecate (default) or delete.",
                 },
             },
-            "required": ["memory_id"],
-            "additionalProperties": False,
-        },
+            required=["memory_id"],
+        ),
         writes=True,
         destructive=True,
     ),
@@ -217,9 +216,8 @@ _MEMORY_TOOLS = (
             "total count. Use it to review what is known (about a user, in a conversation, under a fact_key) "
             "rather than to answer a question: recall ranks by relevance."
         ),
-        input_schema={
-            "type": "object",
-            "properties": {
+        input_schema=_object(
+            {
                 "user_id": {**_USER_ID, "description": "Only the memories kept for this user."},
                 "conversation_id": {**_CONVERSATION_ID, "description": "Only the memories of this conversation."},
                 "scope": {
@@ -248,8 +246,7 @@ _MEMORY_TOOLS = (
                 "offset": {"type": "integer", "minimum": 0, "maximum": LIST_MAX_OFFSET,
                            "description": "Memories to skip (default 0)."},
             },
-            "additionalProperties": False,
-        },
+        ),
         writes=False,
     ),
 )

@@ -57,6 +57,15 @@ def _answer(report: LineageReport) -> dict[str, Any]:
     return {"lineage": report.as_dict()}
 
 
+def _erase_message(*, workspace: Workspace, conversation, event, passages_changed: bool) -> LineageReport:
+    """What was made of the event's message goes (in the caller's transaction)."""
+    return lineage_erase_messages(
+        passages_changed=passages_changed, workspace=workspace, actor=_actor(), external_id=event.external_id,
+        branch_names=conversation.branches.values_list("name", flat=True), user_id=conversation.user_id,
+        message_ids=[event.message_id], floor_no=event.floor_no, branch_name=event.branch.name,
+    )
+
+
 def lineage_note_message_edited(*, event) -> dict[str, Any] | None:
     """Receiver of `message_edited`: a content change erases what was made of
     the old text and re-derives from the new one; its passages are rebuilt."""
@@ -76,11 +85,8 @@ def lineage_note_message_edited(*, event) -> dict[str, Any] | None:
         if indexed:
             passage_entries_rebuild(workspace_id=workspace.pk, messages=messages)
             _embed_on_commit(workspace.pk)
-        report = lineage_erase_messages(passages_changed=indexed,
-            workspace=workspace, actor=_actor(), external_id=event.external_id,
-            branch_names=conversation.branches.values_list("name", flat=True), user_id=conversation.user_id,
-            message_ids=[event.message_id], floor_no=event.floor_no, branch_name=event.branch.name,
-        )
+        report = _erase_message(workspace=workspace, conversation=conversation, event=event,
+                                passages_changed=indexed)
     return _answer(report)
 
 
@@ -96,11 +102,8 @@ def lineage_note_message_deleted(*, event) -> dict[str, Any] | None:
     with transaction.atomic():
         _mark_erased(workspace, conversation)
         dropped = passage_entries_delete(workspace_id=workspace.pk, message_ids=[event.message_id])
-        report = lineage_erase_messages(passages_changed=bool(dropped),
-            workspace=workspace, actor=_actor(), external_id=event.external_id,
-            branch_names=conversation.branches.values_list("name", flat=True), user_id=conversation.user_id,
-            message_ids=[event.message_id], floor_no=event.floor_no, branch_name=event.branch.name,
-        )
+        report = _erase_message(workspace=workspace, conversation=conversation, event=event,
+                                passages_changed=bool(dropped))
     return _answer(report)
 
 
