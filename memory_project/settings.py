@@ -406,7 +406,7 @@ RECALL_RRF_K = env_float("RECALL_RRF_K", 10.0)
 RECALL_DENSE_MARGIN = env_float("RECALL_DENSE_MARGIN", 0.04)
 # The weight of the second, expanded pass in the fusion (0 turns it off); see
 # memories/recall/ranking.py and bench/README.md.
-RECALL_EXPANSION_WEIGHT = env_float("RECALL_EXPANSION_WEIGHT", 0.5)
+RECALL_EXPANSION_WEIGHT = env_float("RECALL_EXPANSION_WEIGHT", 0.25)
 
 # --- Security -----------------------------------------------------------------
 SECURE_CONTENT_TYPE_NOSNIFF = True
