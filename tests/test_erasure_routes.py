@@ -151,3 +151,12 @@ def test_pruned_langgraph_checkpoints_are_gone_everywhere(api, workspace):
                         format="json")
     assert response.status_code == 200, response.content
     assert scan(workspace, [SECRET, secret_blob]) == {}
+
+
+def test_detached_resource_instructions_are_gone_everywhere(api, workspace):
+    store = _store(api)
+    attach = {"type": "memory_store", "memory_store_id": store.pk, "access": "read_only", "instructions": SECRET}
+    assert api.put("/v1/conversations/c-res/resources", {"resources": [attach]}, format="json").status_code == 200
+    assert tables_holding(SECRET)
+    assert api.put("/v1/conversations/c-res/resources", {"resources": []}, format="json").status_code == 200
+    assert scan(workspace, [SECRET]) == {}

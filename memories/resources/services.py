@@ -17,6 +17,7 @@ from conversations.services import conversation_get_or_create
 from memories.models import MemoryStore
 from memories.resources.models import MAX_ATTACHED_STORES, MAX_INSTRUCTIONS_CHARS, AccessMode, ConversationResource
 from memories.resources.selectors import AttachedStore, conversation_resource_list, mount_paths
+from memory_project.erasure import erasure_on_disk
 from memory_project.errors import NotFoundError, ValidationError
 
 
@@ -80,7 +81,10 @@ def conversation_resources_set(*, workspace: Workspace, external_id: str, resour
             if store.archived_at is not None and spec.memory_store_id not in existing:
                 raise ValidationError(f"Memory store '{store.pk}' is archived and cannot be attached.")
         wanted = {spec.memory_store_id for spec in specs}
-        ConversationResource.objects.filter(conversation=conversation).exclude(memory_store_id__in=wanted).delete()
+        detached, _ = ConversationResource.objects.filter(conversation=conversation).exclude(
+            memory_store_id__in=wanted).delete()
+        # Instructions detached or replaced are erased from the table's files too.
+        replaced = bool(detached)
         # Every PUT re-takes the snapshots: it is the moment the agent's view of
         # its memory is (re)defined.
         paths = mount_paths([stores[spec.memory_store_id].name for spec in specs])
@@ -98,7 +102,10 @@ def conversation_resources_set(*, workspace: Workspace, external_id: str, resour
             if row is None:
                 ConversationResource.objects.create(conversation=conversation, memory_store=store, **values)
             elif any(getattr(row, name) != value for name, value in values.items()):
+                replaced = replaced or row.instructions != values["instructions"]
                 for name, value in values.items():
                     setattr(row, name, value)
                 row.save(update_fields=list(values))
+        if replaced:
+            erasure_on_disk([ConversationResource._meta.db_table])
         return conversation_resource_list(conversation=conversation)
