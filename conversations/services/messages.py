@@ -89,18 +89,19 @@ def message_update(
         message.save(update_fields=fields)
         send_on_commit(
             hooks.message_edited,
-            MessageEdited(
-                workspace_id=workspace.pk,
-                conversation_id=conversation.pk,
-                external_id=external_id,
-                branch=BranchRef(id=message.branch_id, name=message.branch.name),
-                message_id=message.pk,
-                floor_no=message.floor_no,
-                content_changed=size is not None,
-            ),
+            MessageEdited(**_event_fields(workspace, conversation, external_id, message),
+                          content_changed=size is not None),
         )
     message.conversation = conversation
     return message
+
+
+def _event_fields(workspace: Workspace, conversation: Conversation, external_id: str, message: Message) -> dict:
+    """What the signals of one message's change say of it (`MessageEdited`,
+    `MessageDeleted`)."""
+    return {"workspace_id": workspace.pk, "conversation_id": conversation.pk, "external_id": external_id,
+            "branch": BranchRef(id=message.branch_id, name=message.branch.name), "message_id": message.pk,
+            "floor_no": message.floor_no}
 
 
 def _refresh_last_message_at(conversation: Conversation) -> None:
@@ -129,14 +130,7 @@ def message_delete(*, workspace: Workspace, external_id: str, message_id: str) -
         conversation.save(update_fields=["message_count", "last_message_at"])
         send_on_commit(
             hooks.message_deleted,
-            MessageDeleted(
-                workspace_id=workspace.pk,
-                conversation_id=conversation.pk,
-                external_id=external_id,
-                branch=BranchRef(id=message.branch_id, name=message.branch.name),
-                message_id=message.pk,
-                floor_no=message.floor_no,
-            ),
+            MessageDeleted(**_event_fields(workspace, conversation, external_id, message)),
         )
 
 
