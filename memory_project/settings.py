@@ -407,6 +407,18 @@ RECALL_DENSE_MARGIN = env_float("RECALL_DENSE_MARGIN", 0.04)
 # The weight of the second, expanded pass in the fusion (0 turns it off); see
 # memories/recall/ranking.py and bench/README.md.
 RECALL_EXPANSION_WEIGHT = env_float("RECALL_EXPANSION_WEIGHT", 0.25)
+# Absolute relevance (see memories/recall/ranking.py): an entry is relevant to
+# a query, and may be injected, only at RECALL_MIN_RELEVANCE or above, on a
+# 0..1 scale that is the larger of its term evidence (the idf share of the
+# query's rarest words it holds) and its meaning evidence (the dense cosine
+# mapped from RECALL_COSINE_UNRELATED -> 0 to RECALL_COSINE_SAME -> 1). The
+# cosine levels are the offline model's (multilingual-e5-small: unrelated
+# texts sit at 0.70-0.78); another embedding model needs its own.
+RECALL_MIN_RELEVANCE = env_float("RECALL_MIN_RELEVANCE", 0.15)
+RECALL_COSINE_UNRELATED = env_float("RECALL_COSINE_UNRELATED", 0.75)
+RECALL_COSINE_SAME = env_float("RECALL_COSINE_SAME", 0.95)
+if not RECALL_COSINE_UNRELATED < RECALL_COSINE_SAME:
+    raise ImproperlyConfigured("RECALL_COSINE_UNRELATED must be below RECALL_COSINE_SAME.")
 
 # --- Security -----------------------------------------------------------------
 SECURE_CONTENT_TYPE_NOSNIFF = True

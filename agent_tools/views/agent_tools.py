@@ -21,13 +21,17 @@ from rest_framework.response import Response
 from accounts.actors import MAX_CLIENT_NAME_CHARS, Actor
 from agent_tools.mcp.catalogue import agent_tools_for
 from agent_tools.mcp.tools import agent_tool_execute
+from memories.llm.tokens import ENCODING_NAME
 from memories.serializers.items import StrictInputSerializer
 from memory_project.api import request_workspace
 from memory_project.fields import StrictCharField
 
 
 class AgentToolExecuteInputSerializer(StrictInputSerializer):
-    input = serializers.JSONField(required=False, allow_null=True)
+    input = serializers.JSONField(
+        required=False, allow_null=True,
+        help_text=f"The tool's arguments, as its `input_schema` in the catalogue says. A `max_tokens` (recall) "
+                  f"bounds the whole answer the model reads, counted with the {ENCODING_NAME} tokenizer.")
     client_name = StrictCharField(required=False, allow_null=True, max_length=MAX_CLIENT_NAME_CHARS)
 
 

@@ -10,7 +10,7 @@ of a summary. So the extractor never reads it:
 
 - the sections the context assembly writes, from their header to the
   first blank line;
-- a recalled memory's line (`- [fact, about this user] ...`,
+- a recalled memory's line (`- [fact, about this user] ...`, `about someone this user knows`,
   `- [summary of floors 3-9] ...`, `- [open task] ...`);
 - a sentence that says it repeats what the other speaker told
   ("as you told me", "you mentioned", "如你所说"): a restatement confirms a
@@ -30,7 +30,7 @@ _SECTION_RE = re.compile(
     r"^(?:" + "|".join(re.escape(h) for h in INJECTED_HEADERS) + r")[ \t]*(?:\n[^\n]*\S[^\n]*)*\n?", re.M)
 # A memory's line as `selection.memory_line` renders it.
 _MEMORY_LINE_RE = re.compile(
-    r"^[ \t]*- \[(?:fact|summary|overview|open task)(?: of floors \d+-\d+)?(?:, (?:global|about this user))?\] .*$\n?",
+    r"^[ \t]*- \[(?:fact|summary|overview|open task)(?: of floors \d+-\d+)?(?:, (?:global|about this user|about someone this user knows))?\] .*$\n?",
     re.M)
 _RESTATEMENT_RE = re.compile(
     r"\b(?:as you (?:told me|said|mentioned|noted|shared)|you (?:told me|mentioned|said) (?:earlier|before|that)|"

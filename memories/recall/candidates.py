@@ -174,7 +174,10 @@ def memory_line(memory: dict[str, Any]) -> str:
     if memory["scope"] == Scope.GLOBAL:
         label += ", global"
     elif memory["scope"] == Scope.USER:
-        label += ", about this user"
+        # A fact about someone the user named (`person.<name>.*`: a partner's
+        # allergy) is kept with the user's memories but is not about them.
+        label += ", about someone this user knows" if (memory.get("fact_key") or "").startswith("person.") \
+            else ", about this user"
     return f"- [{label}] {' '.join(str(memory['content']).split())}"
 
 

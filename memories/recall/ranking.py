@@ -6,6 +6,21 @@ share a term with the query (see `fulltext.shortlist`); BM25 is then computed
 exactly here, with document frequencies and the mean length of those scopes,
 so memories and passages are scored on one scale and both databases rank the
 same way.
+
+Two numbers come out per entry:
+
+- `relevance`, on an absolute scale (0..1), says whether the entry is about
+  the query at all: the larger of its *term evidence* (the query terms it
+  contains, weighted by BM25's idf, as a share of the idf of the query's
+  `RELEVANCE_TERMS` rarest terms) and its *meaning evidence* (the dense
+  cosine mapped linearly from `RECALL_COSINE_UNRELATED` -> 0 to
+  `RECALL_COSINE_SAME` -> 1). Neither depends on the other candidates: an
+  entry alone in its pool scores what it scores beside a thousand others.
+  Entries under `RECALL_MIN_RELEVANCE` are not returned at all, but for a
+  passage of the conversation's own messages that holds a query term.
+- `rank`, relative to the query's candidates (the reciprocal-rank fusion of
+  the BM25 and dense orders, or BM25 over the best BM25), orders the
+  relevant entries.
 """
 
 from __future__ import annotations
@@ -19,6 +34,7 @@ from django.conf import settings
 import memories.recall.fulltext as fulltext
 from memories.recall.analysis import query_terms
 from memories.recall.dense import DenseRecall
+from memories.recall.models import RecallKind
 from memories.recall.stats import scope_states
 
 # Okapi BM25's usual constants: term-frequency saturation and length normalisation.
@@ -45,6 +61,10 @@ EXPANSION_TERMS_PER_SOURCE = 2
 EXPANSION_MAX_DF = 24
 EXPANSION_MAX_SHARE = 0.05
 EXPANSION_LIMIT = 200
+# Term evidence is full when an entry holds the query's this many rarest
+# terms: a long query (a whole user message) is not diluted by its other words.
+RELEVANCE_TERMS = 3
+EVIDENCE_DOCS = 50
 
 
 @dataclass
@@ -52,30 +72,57 @@ class Scored:
     hit: fulltext.Hit
     bm25: float = 0.0
     dense: float | None = None
-    relevance: float = 0.0  # 0..1 within this query
+    terms: float = 0.0  # term evidence, 0..1 (absolute)
+    relevance: float = 0.0  # 0..1, absolute: max(term evidence, meaning evidence)
+    rank: float = 0.0  # 0..1, relative to this query's candidates: orders the relevant
+    linked: bool = False  # found by the expanded pass (shares the best entries' rare terms)
+
+
+def idf_weights(terms: Sequence[str], *, n_docs: int, df: dict[str, int]) -> dict[str, float]:
+    return {t: math.log(1 + (n_docs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
 
 
 def bm25_scores(hits: Sequence[fulltext.Hit], terms: Sequence[str], *, n_docs: int, avg_len: float,
-                df: dict[str, int]) -> list[float]:
+                df: dict[str, int]) -> list[tuple[float, float]]:
+    """(BM25, term evidence) of each hit."""
     avg_len = avg_len or 1.0
-    idf = {t: math.log(1 + (n_docs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
-    needles = [(f" {t} ", idf[t]) for t in terms]
+    idf = idf_weights(terms, n_docs=n_docs, df=df)
+    # Term evidence weighs words as a collection of at least EVIDENCE_DOCS
+    # entries would: in a scope of two memories every word is "common", and
+    # "where does Ana live" must still find "Lives in Lisbon".
+    # A word most entries hold ("user" in "User prefers ...", a speaker's name
+    # in every turn) is no evidence of topic: weighed by the share lacking it.
+    weights = idf_weights(terms, n_docs=max(n_docs, EVIDENCE_DOCS), df=df)
+    if n_docs >= 5:
+        weights = {t: w * max(0.0, 1 - df.get(t, 0) / n_docs) for t, w in weights.items()}
+    needles = [(f" {t} ", idf[t], weights[t]) for t in terms]
+    full = sum(sorted(weights.values(), reverse=True)[:RELEVANCE_TERMS]) or 1.0
     scores = []
     for hit in hits:
         norm = BM25_K1 * (1 - BM25_B + BM25_B * (hit.length or 1) / avg_len)
-        score = 0.0
+        score = held = 0.0
         text = hit.terms
-        for needle, weight in needles:
+        for needle, weight, evidence in needles:
             tf = text.count(needle)
             if tf:
                 score += weight * tf * (BM25_K1 + 1) / (tf + norm)
-        scores.append(score)
+                held += evidence
+        scores.append((score, min(1.0, held / full)))
     return scores
+
+
+def meaning_evidence(cosine: float | None) -> float:
+    """A dense cosine on the absolute 0..1 scale (see the module's docstring)."""
+    if cosine is None:
+        return 0.0
+    low, high = settings.RECALL_COSINE_UNRELATED, settings.RECALL_COSINE_SAME
+    return min(1.0, max(0.0, (cosine - low) / (high - low)))
 
 
 def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense: DenseRecall | None = None
          ) -> list[Scored]:
-    """Entries of the scopes relevant to `query`, best first, `relevance` in 0..1.
+    """Entries of the scopes relevant to `query` (see the module's docstring
+    for `relevance` and `rank`), best first.
 
     `dense`, when given, is the workspace's `DenseRecall`: `{entry_id:
     cosine}` of the scopes' embedded entries nearest the query; its ranking is fused with BM25's by
@@ -104,9 +151,10 @@ def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense: D
                 for t in terms:
                     if f" {t} " in hit.terms:
                         df[t] += 1
-        for hit, score in zip(hits, bm25_scores(hits, terms, n_docs=n_docs, avg_len=avg_len, df=df), strict=True):
+        for hit, (score, held) in zip(hits, bm25_scores(hits, terms, n_docs=n_docs, avg_len=avg_len, df=df),
+                                      strict=True):
             if score > 0:
-                scored[hit.id] = Scored(hit=hit, bm25=score)
+                scored[hit.id] = Scored(hit=hit, bm25=score, terms=held)
     similarities = dense(scope_tokens, query, states) if wants_dense else {}
     if similarities:
         missing = [entry_id for entry_id in similarities if entry_id not in scored]
@@ -122,18 +170,28 @@ def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense: D
     else:
         top = max((s.bm25 for s in scored.values()), default=0.0)
         for s in scored.values():
-            s.relevance = s.bm25 / top if top else 0.0
+            s.rank = s.bm25 / top if top else 0.0
     if terms and scored and settings.RECALL_EXPANSION_WEIGHT > 0:
         expansion = _expansion(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=terms, scored=scored,
                                states=states)
         if expansion:
             rankings.append((settings.RECALL_EXPANSION_WEIGHT, expansion))
             _fuse(scored, rankings)
-    return sorted(scored.values(), key=lambda s: (-s.relevance, -s.bm25, s.hit.id))
+    threshold = settings.RECALL_MIN_RELEVANCE
+    relevant = []
+    for s in scored.values():
+        s.relevance = max(s.terms, meaning_evidence(s.dense))
+        # A passage of the conversation's own messages that shares a word of
+        # the query, or of its best entries (the expanded pass), is quoted
+        # evidence whatever its share; found by meaning alone it needs the
+        # threshold like a memory.
+        if s.rank > 0 and (s.relevance >= threshold or (s.hit.kind == RecallKind.PASSAGE and (s.terms > 0 or s.linked))):
+            relevant.append(s)
+    return sorted(relevant, key=lambda s: (-s.rank, -s.bm25, s.hit.id))
 
 
 def _fuse(scored: dict[int, Scored], rankings: list[tuple[float, list[Scored]]]) -> None:
-    """Reciprocal-rank fusion of weighted rankings into `relevance` (0..1)."""
+    """Reciprocal-rank fusion of weighted rankings into `rank` (0..1)."""
     rrf_k = settings.RECALL_RRF_K
     fused: dict[int, float] = {}
     for weight, ranking in rankings:
@@ -141,7 +199,7 @@ def _fuse(scored: dict[int, Scored], rankings: list[tuple[float, list[Scored]]])
             fused[s.hit.id] = fused.get(s.hit.id, 0.0) + weight / (rrf_k + position + 1)
     top = max(fused.values(), default=0.0)
     for s in scored.values():
-        s.relevance = fused.get(s.hit.id, 0.0) / top if top else 0.0
+        s.rank = fused.get(s.hit.id, 0.0) / top if top else 0.0
 
 
 def _expansion(*, workspace_id: str, scope_tokens: Sequence[str], terms: Sequence[str],
@@ -150,7 +208,7 @@ def _expansion(*, workspace_id: str, scope_tokens: Sequence[str], terms: Sequenc
     (not the query's), ranked by BM25 over those terms. Entries new to
     `scored` join it. Two statements, whatever the scopes hold: the terms'
     document counts (each capped) and one shortlist."""
-    best = sorted(scored.values(), key=lambda s: (-s.relevance, -s.bm25, s.hit.id))[:EXPANSION_SOURCES]
+    best = sorted(scored.values(), key=lambda s: (-s.rank, -s.bm25, s.hit.id))[:EXPANSION_SOURCES]
     asked = set(terms)
     offered = [[t for t in dict.fromkeys(s.hit.terms.split()) if t not in asked and not t.isdigit()] for s in best]
     candidates = list(dict.fromkeys(t for group in offered for t in group))
@@ -172,14 +230,17 @@ def _expansion(*, workspace_id: str, scope_tokens: Sequence[str], terms: Sequenc
     hits = [h for h in fulltext.shortlist(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=chosen,
                                        limit=EXPANSION_LIMIT) if h.id not in sources]
     ranking: list[tuple[float, Scored]] = []
-    for hit, score in zip(hits, bm25_scores(hits, chosen, n_docs=n_docs, avg_len=avg_len, df=df), strict=True):
+    for hit, (score, _held) in zip(hits, bm25_scores(hits, chosen, n_docs=n_docs, avg_len=avg_len, df=df),
+                                   strict=True):
         if score > 0:
             entry = scored.setdefault(hit.id, Scored(hit=hit))
+            entry.linked = True
             ranking.append((score, entry))
     ranking.sort(key=lambda pair: (-pair[0], pair[1].hit.id))
     return [entry for _, entry in ranking]
 
 
 def is_relevant(scored: Scored) -> bool:
-    """Whether an entry counts as relevant to the query at all."""
-    return scored.relevance > 0
+    """Whether an entry counts as relevant to the query at all (`rank` returns only those)."""
+    return scored.relevance >= settings.RECALL_MIN_RELEVANCE or (
+        scored.hit.kind == RecallKind.PASSAGE and (scored.terms > 0 or scored.linked))

@@ -3,11 +3,13 @@ conversation's own messages, ranked together and packed under one token budget.
 
 Candidates are the memories of the visible scopes (global, the conversation's
 user, the branch or chat, its floors) and the passages of the messages this
-branch shows, outside the recent-message window. With a query, relevance
-(BM25, fused with dense similarity when embeddings are on) dominates; the
-strategy's prior only orders near-equals, and a memory with no relevance is
-left out unless it is pinned (importance >= `PIN_IMPORTANCE`). Without a
-query, the prior alone orders the memories (passages need a query).
+branch shows, outside the recent-message window. With a query, only entries
+relevant on the absolute scale (`RECALL_MIN_RELEVANCE`, see `ranking`) are
+candidates, whatever room is left: when nothing clears it, only pinned
+memories (importance >= `PIN_IMPORTANCE`) are injected. Among the relevant,
+the rank (BM25 fused with dense similarity when embeddings are on) dominates
+and the strategy's prior only orders near-equals. Without a query, the prior
+alone orders the memories (passages need a query).
 
 Memories in force are candidates: status `active` with lifecycle `active`, or
 `compacted` (a compacted micro summary is still evidence; compaction must not
@@ -103,7 +105,8 @@ def recall_select(*, scope: RecallScope, query: str, strategy: str = "balanced",
                 # place of the evidence it was compacted from.
                 continue
             seen.add(row["id"])
-            candidate = memory_candidate(row, strategy, now, relevance=s.relevance, reason="relevant")
+            # The relative rank orders the relevant; the absolute relevance is reported.
+            candidate = memory_candidate(row, strategy, now, relevance=s.rank, reason="relevant")
         else:
             key = f"{hit.message_id}:{hit.start_char}"
             if key in seen or passages_taken >= MAX_EXAMINED or hit.message_id in scope.exclude_message_ids or (
@@ -111,13 +114,14 @@ def recall_select(*, scope: RecallScope, query: str, strategy: str = "balanced",
                 continue
             seen.add(key)
             passages_taken += 1
-            score = RELEVANCE_WEIGHT * s.relevance + (1 - RELEVANCE_WEIGHT) * PASSAGE_PRIOR
-            candidate = Candidate(kind=RecallKind.PASSAGE, key=key, relevance=s.relevance, prior=PASSAGE_PRIOR,
+            score = RELEVANCE_WEIGHT * s.rank + (1 - RELEVANCE_WEIGHT) * PASSAGE_PRIOR
+            candidate = Candidate(kind=RecallKind.PASSAGE, key=key, prior=PASSAGE_PRIOR,
                                   score=score, reason="relevant", importance=PASSAGE_PRIOR,
-                                  parts={"prior": PASSAGE_PRIOR, "relevance": s.relevance},
+                                  parts={"prior": PASSAGE_PRIOR},
                                   passage={"message_id": hit.message_id, "floor_no": hit.floor_no,
                                            "start_char": hit.start_char, "end_char": hit.end_char})
-        candidate.parts["bm25"] = s.bm25
+        candidate.relevance = s.relevance
+        candidate.parts.update(relevance=s.relevance, rank=s.rank, bm25=s.bm25, terms=s.terms)
         if s.dense is not None:
             candidate.parts["dense"] = s.dense
         ranked.append(candidate)

@@ -6,6 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from memories.llm.tokens import ENCODING_NAME
 from memories.recall.selection import STRATEGIES
 from memory_project.fields import StrictCharField
 
@@ -33,7 +34,11 @@ class ContextAssembleInputSerializer(serializers.Serializer):
     temporary_messages = TemporaryMessageSerializer(many=True, required=False, default=list)
     query = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=4000, default=None)
     strategy = serializers.ChoiceField(choices=list(STRATEGIES), required=False, default="balanced")
-    memory_token_budget = serializers.IntegerField(required=False, min_value=0, max_value=200_000, default=1000)
+    memory_token_budget = serializers.IntegerField(
+        required=False, min_value=0, max_value=200_000, default=1000,
+        help_text=f"Tokens the memory section may take, the rolling summary, header and labels included, counted "
+                  f"with the {ENCODING_NAME} tokenizer (OpenAI's BPE, bundled, whatever the model). A ceiling: "
+                  f"only memories relevant to the query (or pinned) are injected, however much room is left.")
     include_memories = serializers.BooleanField(required=False, default=True)
     include_summary = serializers.BooleanField(required=False, default=True)
     format = serializers.ChoiceField(choices=["raw", "anthropic", "openai"], required=False, default="raw")

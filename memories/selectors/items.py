@@ -66,7 +66,7 @@ def memory_item_search(*, workspace, filters: Mapping[str, Any]) -> list[tuple[M
     each with its relevance (0..1): the recall index's ranking over the scopes
     the filters name (see `_search_scope_tokens`), then the list's other
     filters. Only memories in force unless `status` or `lifecycle_status` asks
-    otherwise; only those relevant enough (`ranking.RELEVANT_THRESHOLD`)."""
+    otherwise; only those relevant enough (`RECALL_MIN_RELEVANCE`, see `ranking`)."""
     query = filters.get("query") or ""
     if not query.strip():
         raise ValidationError("query: must not be blank.")
@@ -79,7 +79,7 @@ def memory_item_search(*, workspace, filters: Mapping[str, Any]) -> list[tuple[M
                           dense=dense_similarities(workspace_id=workspace.pk))
     relevance = {}
     for s in scored:
-        if s.hit.kind == RecallKind.MEMORY and ranking.is_relevant(s) and s.hit.memory_id not in relevance:
+        if s.hit.kind == RecallKind.MEMORY and s.hit.memory_id not in relevance:
             relevance[s.hit.memory_id] = s.relevance
     if not ("status" in filters or "lifecycle_status" in filters):
         queryset = queryset.filter(status=Status.ACTIVE,

@@ -135,3 +135,13 @@ def test_a_host_the_service_does_not_answer_for_is_a_json_400(client, path):
     assert response["Content-Type"].startswith("application/json")
     error = response.json()["error"]
     assert error["type"] == "invalid_request_error" and "Host" in error["message"]
+
+
+def test_the_schema_names_the_tokenizer_budgets_count_in(openapi):
+    schemas = openapi["components"]["schemas"]
+    budget = next(s["properties"]["memory_token_budget"] for s in schemas.values()
+                  if "memory_token_budget" in s.get("properties", {}))
+    assert "o200k_base" in budget["description"] and "rolling summary" in budget["description"]
+    tool_input = next(s["properties"]["input"] for name, s in schemas.items()
+                      if name.startswith("AgentToolExecute") and "input" in s.get("properties", {}))
+    assert "max_tokens" in tool_input["description"] and "o200k_base" in tool_input["description"]

@@ -149,7 +149,7 @@ def _touched(job: MemoryJob, destination: Destination, turns: list[Turn]) -> dic
     n_docs, avg_len = scope_statistics(workspace_id=job.workspace_id, scope_tokens=tokens)
     df = {t: sum(f" {t} " in hit.terms for hit in hits) for t in terms}
     scores = bm25_scores(hits, terms, n_docs=max(n_docs, len(hits)), avg_len=avg_len, df=df)
-    return {hit.memory_id: score for hit, score in zip(hits, scores, strict=True) if hit.memory_id and score > 0}
+    return {hit.memory_id: score for hit, (score, _held) in zip(hits, scores, strict=True) if hit.memory_id and score > 0}
 
 
 def _prompt_memory(job: MemoryJob, destination: Destination, turns: list[Turn], live: _LiveMemory
