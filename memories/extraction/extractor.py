@@ -8,6 +8,9 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from django.utils import timezone
+
+from memories.extraction.dates import due_date
 from memories.extraction.dialog import HUMAN, dialog_mode, prepare_turns
 from memories.extraction.patterns.facts import match_facts
 from memories.extraction.patterns.values import FactMatch, Subject, speaker_subject
@@ -15,7 +18,7 @@ from memories.extraction.summarizer.composition import compose, summarize_turns
 from memories.extraction.summarizer.merging import drop_stale, fact_value, merge_summaries
 from memories.extraction.summarizer.scoring import Candidate, context_sentences, without
 from memories.extraction.summarizer.sections import ROLLING_SHARES, Piece, parse_sections, split_label
-from memories.extraction.tasks import has_deadline, match_closure, match_task
+from memories.extraction.tasks import has_deadline, match_closure, match_other_task, match_task
 from memories.extraction.text import detect_language, similarity, stems, term_stems, turn_sentences
 from memories.extraction.types import (
     ExtractedFact,
@@ -97,11 +100,21 @@ class _Batch:
         # Written in the conversation's language, whatever the sentence's: a
         # fact is read back into this conversation's summaries and context.
         fact = dataclasses.replace(self._retarget(fact), content=fact.render(zh))
-        for existing in self.facts:
-            if existing.key == fact.key and existing.content == fact.content:
-                if turn.message_id not in existing.message_ids:
-                    existing.message_ids.append(turn.message_id)
-                return
+        # The same value of the same attribute and subject, said again (by
+        # whoever restates it, named or by relation): one fact, the first
+        # wording kept ("User's partner Tom ..." over a bare "Tom ...").
+        existing = next((f for f in reversed(self.facts) if f.key == fact.key), None)
+        if existing is not None and (existing.content == fact.content
+                                     or existing.value.lower() == fact.value.lower()):
+            if turn.message_id not in existing.message_ids:
+                existing.message_ids.append(turn.message_id)
+            return
+        latest_known = next((k for k in reversed(self.data.known_facts) if k.key == fact.key), None)
+        if latest_known is not None and not any(f.key == fact.key for f in self.facts) and (
+                latest_known.content == fact.content
+                or (fact_value(latest_known.content) or "").lower() == fact.value.lower()
+                or (fact.kind == "allergy" and fact.value.lower() in latest_known.content.lower())):
+            return
         self.facts.append(ExtractedFact(
             key=fact.key, value=fact.value, content=fact.content, importance=fact.importance,
             confidence=fact.confidence, floor_no=turn.floor_no, message_id=turn.message_id,
@@ -120,6 +133,9 @@ class _Batch:
                 return
         zh = detect_language(task) == "zh"
         text = task + (f"（{owner}）" if zh else f" ({owner})") if owner else task
+        due = due_date(task, (turn.created_at or timezone.now()).date())
+        if due is not None:
+            text += f"（截止 {due.isoformat()}）" if zh else f" (due {due.isoformat()})"
         content = f"待办：{text}" if zh else f"To do: {text}"
         ref = f"new:{len(self.loops)}"
         importance = DEADLINE_LOOP_IMPORTANCE if has_deadline(task) else LOOP_IMPORTANCE
@@ -178,14 +194,23 @@ def extract(data: ExtractionInput) -> ExtractionResult:
         owner = turn.speaker if human else None
         for sentence, small_talk in turn_sentences(turn.text):
             if small_talk:
+                # "Hi, I'm Dana!" greets, and says a name.
+                for fact in match_facts(sentence, subject) if states_facts else ():
+                    if fact.kind == "name":
+                        batch.add_fact(fact, turn, zh=zh_summary)
                 continue
             closed, closure_terms = match_closure(sentence)
             if closed and batch.close(closure_terms, turn, may_close_bare=states_facts):
                 continue
             if not states_facts:
                 continue
-            task = match_task(sentence)
-            if task:
+            # Someone else's task ("Tom needs to renew his passport by May")
+            # is labelled with their name; the speaker's own, as before.
+            other = match_other_task(sentence)
+            task = None if other else match_task(sentence)
+            if other:
+                batch.add_task(other[1], turn, owner=other[0])
+            elif task:
                 batch.add_task(task, turn, owner=owner)
             for fact in match_facts(sentence, subject):
                 batch.add_fact(fact, turn, zh=zh_summary)
@@ -227,9 +252,19 @@ def _rolling_summary(
     previous summary with this batch's context added; and the messages it
     draws on (the previous summary's, and this batch's that it kept)."""
     zh = language == "zh"
-    # Newest-stated facts first so that they survive the length cap.
-    facts: list[Piece] = [Piece(match.render(zh), tuple(fact.message_ids)) for fact, match in reversed(latest.values())]
-    facts += [Piece(known.content) for known in reversed(data.known_facts) if known.key not in latest]
+    known = {k.key: k.content for k in data.known_facts}
+    # Newest-stated facts first so that they survive the length cap; a value
+    # that replaced another says so (a change of mind is part of the story),
+    # and keeps saying so in the summaries after.
+    before = dict(known)
+    for fact in batch.facts:  # in the order said: what each key held before its latest value
+        if fact is not latest[fact.key][0]:
+            before[fact.key] = fact.content
+    facts: list[Piece] = [Piece(_changed(match.render(zh), before.get(key), zh), tuple(fact.message_ids))
+                          for key, (fact, match) in reversed(latest.items())]
+    noted = {item.split(CHANGE_NOTES[zh])[0]: item for item in parse_sections(data.previous_summary)["facts"]
+             if CHANGE_NOTES[zh] in item}
+    facts += [Piece(noted.get(k.content, k.content)) for k in reversed(data.known_facts) if k.key not in latest]
     loop_sources = {loop.ref: tuple(loop.message_ids) for loop in batch.loops}
     tasks = [Piece(_strip_task_label(text), loop_sources.get(ref, ())) for ref, text, _ in reversed(batch.open)]
     previous = parse_sections(data.previous_summary)
@@ -245,7 +280,6 @@ def _rolling_summary(
     # Written in conversation order: carried context first, then this batch's.
     context = context[:len(carried)] + sorted(context[len(carried):], key=lambda p: _order(p, scored))
     # Context that still says a replaced value would contradict the facts.
-    known = {k.key: k.content for k in data.known_facts}
     stale = [(fact_value(known[key]) or "", fact.value) for key, (fact, _) in latest.items()
              if key in known and known[key] != fact.content]
     stale += [(f.value, latest[f.key][0].value) for f in batch.facts if f.key in latest and f is not latest[f.key][0]]
@@ -255,6 +289,18 @@ def _rolling_summary(
     floor_of = {t.message_id: t.floor_no for t in data.turns}
     new = sorted((s for s in composed.sources if s in floor_of), key=lambda mid: floor_of[mid])
     return composed.text, list(dict.fromkeys([*data.previous_summary_sources, *new]))
+
+
+CHANGE_NOTES = {False: " (changed from ", True: "（原为"}
+
+
+def _changed(text: str, before: str | None, zh: bool) -> str:
+    """`text`, with the value it replaced: "User prefers window seats (changed
+    from aisle seats)"."""
+    old = fact_value(before) if before and before != text else None
+    if not old or old.lower() in text.lower():
+        return text
+    return f"{text}{CHANGE_NOTES[zh]}{old}" + ("）" if zh else ")")
 
 
 def _order(piece: Piece, scored) -> int:

@@ -40,6 +40,16 @@ _EN_REQUEST = re.compile(
     r"i (?:need|want|would like|'d like) you to\s+|make sure (?:to|you)\s+)(?P<task>[a-z][^.!?\n]+)",
     re.I,
 )
+# "Oh, one more: send me the itinerary by Sunday." (an order with a date)
+_EN_IMPERATIVE = re.compile(
+    r"(?:^|[:;]\s*|\b(?:and|also|then)\s+)(?P<task>(?:send|book|buy|email|call|reserve|cancel|confirm|pay|renew|"
+    r"submit|finish|order|file|print|share|forward|check in for)\s[^.!?\n]+)", re.I)
+_EN_OTHER_TASK = re.compile(
+    r"(?:^|[,;:]\s*|\b(?:and|also|but)\s+)(?P<who>[A-Z][a-z]+|(?i:my|our) [a-z]+ [A-Z][a-z]+|(?i:my|our) [a-z]+)\s+"
+    r"(?:still\s+|also\s+|really\s+)?(?:needs|has|must|should|is supposed) to\s+(?P<task>[^.!?\n]+)")
+_ZH_OTHER_TASK = re.compile(r"(?:^|[，,])(?P<who>[\u4e00-\u9fff]{2,3}?)(?:还|也)?(?:需要|得|要)(?P<task>[^。！？!?\n]{2,60})")
+_NOT_WHO = frozenset({"It", "This", "That", "There", "Everyone", "Someone", "Nobody", "He", "She", "They", "We",
+                      "You", "One", "Who", "What", "Which"})
 _EN_NOT_TASK = re.compile(
     r"^(know|understand|ask|say|tell you|think|check if|be sure|see|explain|figure out what|remember that|"
     r"suggest|recommend|tell me|show me|let me know|help|give me|go|stay|eat|sleep|run|find|look up|look for|"
@@ -108,7 +118,24 @@ def match_task(sentence: str) -> str | None:
     request = (_ZH_REQUEST if zh else _EN_REQUEST).search(sentence)
     if request and has_deadline(request.group("task")):
         return _clean_task(request.group("task"), zh)
+    imperative = None if zh else _EN_IMPERATIVE.search(sentence)
+    if imperative and has_deadline(imperative.group("task")):
+        return _clean_task(imperative.group("task"), zh)
     return None
+
+
+def match_other_task(sentence: str) -> tuple[str, str] | None:
+    """(who, task) when a sentence says someone else has something to do by a
+    date: "Tom needs to renew his passport before April 30"."""
+    zh = detect_language(sentence) == "zh"
+    match = (_ZH_OTHER_TASK if zh else _EN_OTHER_TASK).search(sentence)
+    if not match or not has_deadline(match.group("task")):
+        return None
+    who = match.group("who")
+    if (not zh and who.split()[-1] in _NOT_WHO) or (zh and who[0] in "我你咱您他她它这那"):
+        return None
+    task = _clean_task(match.group("task"), zh)
+    return (who, task) if task else None
 
 
 _EN_CLOSURE = re.compile(

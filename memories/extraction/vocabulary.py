@@ -12,6 +12,10 @@ from __future__ import annotations
 # make facts: "my guess is ...", "my point is ..." are talk, not attributes.
 ATTRIBUTES = {
     "name": "name", "full name": "name", "first name": "name", "名字": "name", "姓名": "name",
+    "chinese name": "name", "english name": "name", "中文名字": "name", "中文名": "name", "英文名字": "name",
+    "英文名": "name", "全名": "name",
+    "destination": "destination", "目的地": "destination", "travel dates": "trip_dates", "trip dates": "trip_dates",
+    "行程": "trip_dates", "出行日期": "trip_dates",
     "email": "email", "email address": "email", "e-mail": "email", "e-mail address": "email", "mail": "email",
     "邮箱": "email", "电子邮箱": "email", "邮件地址": "email", "邮箱地址": "email",
     "phone": "phone", "phone number": "phone", "mobile": "phone", "mobile number": "phone", "cell": "phone",
@@ -39,7 +43,7 @@ NOT_ATTRIBUTES = frozenset([
     "goal", "hope", "dream", "day", "week", "life", "head", "heart", "reason", "suggestion", "advice", "take",
     "feeling", "feelings", "worry", "experience", "story", "favorite", "favourite", "bet", "gut", "mind", "vote",
     "impression", "understanding", "recommendation", "choice", "preference", "request", "job", "work", "fear",
-    "hunch", "excuse", "attempt", "way", "thing", "stuff", "god", "gosh", "bad luck", "first time", "last time",
+    "hunch", "excuse", "attempt", "way", "thing", "stuff", "dates", "schedule", "trip", "flight", "hotel", "god", "gosh", "bad luck", "first time", "last time",
     "lips", "lip", "eyes", "hands", "feet", "legs", "back", "stomach", "mouth", "ears", "nose", "knees", "arms",
     "schedule", "calendar", "inbox", "bad", "treat", "fault", "apology", "pleasure",
     "问题", "意思", "想法", "看法", "错", "代码", "计划", "感觉", "建议",
@@ -111,6 +115,8 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
     "pet": ("cats", "dogs", "猫", "狗"),
     "meeting_time": ("morning meetings", "afternoon meetings", "mornings", "afternoons", "evenings",
                      "上午开会", "下午开会", "上午", "下午", "晚上"),
+    "hotel": ("hotel", "hostel", "boutique hotel", "guesthouse", "b&b", "airbnb", "酒店", "民宿", "宾馆", "旅馆"),
+    "airline": ("airline", "carrier", "航空公司", "航司"),
     "room": ("single room", "double room", "twin room", "suite", "sea view", "quiet room", "单人间", "双人间", "大床房",
              "套房", "海景房"),
 }
@@ -122,6 +128,8 @@ FAVORITE_WORDS = {
     "语言": "language", "编程语言": "programming_language", "编辑器": "editor", "音乐": "music", "运动": "sport",
 }
 
+MONTHS_EN = ("january|february|march|april|may|june|july|august|september|october|november|december|"
+             "jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec")
 # Occupations "I'm a/an ..." names.
 OCCUPATIONS = (
     "engineer", "developer", "designer", "teacher", "doctor", "nurse", "student", "manager", "lawyer", "writer",
@@ -161,20 +169,21 @@ EN_TEMPLATES = {
     "allergy": "{s} is allergic to {v}", "not_allergic": "{s} is no longer allergic to {v}", "not_employer": "{s} no longer works at {v}",
     "prefer": "{s} prefers {v}", "like": "{s} likes {v}", "dislike": "{s} dislikes {v}",
     "no_longer": "{s} no longer likes {v}", "diet": "{s}'s diet: {v}", "attribute": "{s}'s {a} is {v}",
-    "relation": "{s}'s {a} is {v}",
+    "relation": "{s}'s {a} is {v}", "destination": "{s} is travelling to {v}", "trip_dates": "{s}'s trip is {v}",
 }
 ZH_TEMPLATES = {
     "name": "{s}叫{v}", "location": "{s}住在{v}", "moving": "{s}要搬到{v}", "employer": "{s}在{v}工作",
     "occupation": "{s}是{v}", "age": "{s}今年{v}岁", "allergy": "{s}对{v}过敏", "not_allergic": "{s}不再对{v}过敏", "not_employer": "{s}不再在{v}工作",
     "prefer": "{s}喜欢{v}", "like": "{s}喜欢{v}", "dislike": "{s}不喜欢{v}", "no_longer": "{s}不再喜欢{v}",
     "diet": "{s}饮食：{v}", "attribute": "{s}的{a}是{v}", "relation": "{s}的{a}是{v}",
+    "destination": "{s}要去{v}", "trip_dates": "{s}的行程是{v}",
 }
 # How much a fact of each kind matters to later turns: who someone is and what
 # can hurt them first, tastes last.
 IMPORTANCE = {
     "name": 0.9, "allergy": 0.9, "not_allergic": 0.85, "diet": 0.8, "location": 0.8, "moving": 0.7,
     "employer": 0.75, "not_employer": 0.7, "occupation": 0.75, "age": 0.65, "relation": 0.75, "prefer": 0.65, "like": 0.55,
-    "dislike": 0.55, "no_longer": 0.6,
+    "dislike": 0.55, "no_longer": 0.6, "destination": 0.8, "trip_dates": 0.8,
 }
 ATTRIBUTE_IMPORTANCE = {
     "name": 0.9, "email": 0.85, "phone": 0.85, "address": 0.8, "birthday": 0.7, "budget": 0.75, "deadline": 0.8,

@@ -348,6 +348,9 @@ def _normalized(text: str) -> str:
     return " ".join(_WORD_RE.findall(text.lower()))
 
 
+_CHANGE_NOTE_RE = re.compile(r"\s*(?:\(changed from [^)]*\)|（原为[^）]*）)")
+
+
 def _without_repeats(summary_text: str, injected: list[str]) -> str:
     """The summary without the clauses an injected memory already says (a
     fact the summary's "Facts:" list quotes, a micro summary's line). A
@@ -360,7 +363,9 @@ def _without_repeats(summary_text: str, injected: list[str]) -> str:
     for clause in _CLAUSE_RE.findall(summary_text):
         label_match = _LABEL_RE.match(clause)
         label = label_match.group(1) if label_match else ""
-        body = _normalized(clause[len(label):])
+        # "User prefers aisle seats (changed from window seats)" is said by
+        # the injected "User prefers aisle seats".
+        body = _normalized(_CHANGE_NOTE_RE.sub("", clause[len(label):]))
         if body and any(body in other or (len(other) >= 0.6 * len(body) and other in body) for other in said):
             carry = label or carry
             continue

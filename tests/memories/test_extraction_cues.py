@@ -36,7 +36,8 @@ WRITTEN = [
     "I never eat meat.", "I hate olives.", "I dislike olives.", "I can't stand jazz.", "I detest jazz.",
     "I prefer tea.", "I like tea.", "My brother loves sushi.", "I enjoy hiking.", "I adore cats.",
     "I'd rather have water.", "I’d rather have juice.", "I've switched to oat milk.", "I LIVE IN PARIS.",
-    "I DO NOT EAT PORK.",
+    "I DO NOT EAT PORK.", "I'm going to Lisbon.", "I'm travelling to Porto.", "I'm flying to Rome.",
+    "I'm heading to Oslo.", "I'm visiting Porto.", "I booked a trip to Porto.",
     # Letters a case-insensitive pattern reads as i, s and k.
     "I lıke green tea.", "I lİke green tea.", "I'm ſwitched to decaf, I've ſwitched to decaf.", "I worK at Acme.",
     "I LİVE İN ROME.",

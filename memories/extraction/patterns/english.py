@@ -29,7 +29,9 @@ from memories.extraction.vocabulary import (
     ATTRIBUTE_IMPORTANCE,
     ATTRIBUTE_LABELS,
     ATTRIBUTES,
+    CATEGORIES,
     FAVORITE_WORDS,
+    MONTHS_EN,
     NOT_ATTRIBUTES,
     NOT_NAMES,
     OCCUPATIONS,
@@ -55,12 +57,19 @@ _EN_PREDICATES: list[tuple[str, tuple[str, ...], str]] = [
      r"(?:'ve|’ve|'s|\s+have|\s+has)?" + _ADV + r"(?:\s+[a-z]+){0,3}?(?:\s+and)?\s+moved\s+to\s+" + _V),
     ("moving", ("moving", "relocating"), _BE + _ADV + r"\s+(?:moving|relocating)\s+to\s+" + _V),
     ("employer", ("work",),
-     r"(?:" + _ADV + r"\s+(?:work|works)|" + _BE + _ADV + r"\s+working)\s+(?:at|for)\s+" + _V),
+     r"(?:" + _ADV + r"\s+(?:work|works)|" + _BE + _ADV + r"\s+working)(?:\s+as\s+an?\s+[a-z\-]+(?:\s+[a-z\-]+)?)?"
+     r"\s+(?:at|for)\s+" + _V),
     ("employer", ("start", "joined"),
      r"(?:'ve|’ve|\s+have|\s+has)?" + _ADV + r"\s+(?:started|joined|start|started working)\s+(?:at|with)\s+" + _V),
     ("not_employer", ("work",),
      _ADV + r"\s+(?:no longer|don't|do not|doesn't|does not)\s+(?:work|works)\s+(?:at|for)\s+" + _V),
-    ("occupation", (), _BE + _ADV + r"\s+an?\s+(?P<val>(?:[a-z\-]+\s+)?(?:" + _OCC + r"))\b"),
+    ("occupation", (), r"(?:" + _BE + r"|" + _ADV + r"\s+(?:work|works)\s+as)" + _ADV
+     + r"\s+an?\s+(?P<val>(?:[a-z\-]+\s+)?(?:" + _OCC + r"))\b"),
+    # "I'm going to Lisbon from May 12 to May 19", "we're planning a trip to Porto in June"
+    ("destination", ("going", "travel", "flying", "heading", "trip", "visiting"),
+     r"(?:" + _BE + _ADV + r"\s+(?:going|travell?ing|flying|heading|off)\s+to|" + _BE + _ADV
+     + r"\s+visiting|(?:" + _BE + r"\s+)?" + _ADV + r"\s*(?:planning|taking|booked|booking|plan|take)\s+(?:a|our|my)\s+"
+     r"(?:\w+\s+)?trip\s+to)\s+(?P<val>(?-i:[A-Z][\w\-]+(?:\s[A-Z][\w\-]+)?))(?P<when>[^.;!?\n]*)"),
     ("age", ("year", "yo"), _BE + r"\s+(?P<val>\d{1,3})\s+(?:years old|yo|year-old)\b"),
     ("diet", ("vegetarian", "vegan", "pescatarian", "gluten-free", "keto"),
      _BE + _ADV + r"\s+(?:a\s+)?(?P<val>vegetarian|vegan|pescatarian|gluten-free|keto)\b"),
@@ -182,6 +191,10 @@ def _plain_value(value: str, zh: bool) -> bool:
     if len(value.split()) > 5 or EN_NOT_OBJECT.match(value) or EN_CLAUSE_VERB.search(value) \
             or re.search(r"\b\w+ing\b", value):
         return False
+    # "a bit rigid", "quite far": a description of the thing, not its value.
+    if re.match(r"(?:a bit|a little|kind of|sort of|quite|very|so|too|really|pretty|rather|fairly|super|"
+                r"extremely|not|totally|completely|still)\b", value, re.I):
+        return False
     # One plain word is a state ("sealed", "broken"), not a value; a number,
     # a name or a described thing ("a red Vespa") is.
     return len(value.split()) > 1 or bool(re.search(r"\d|[A-Z@/]", value))
@@ -242,10 +255,71 @@ def en_facts(sentence: str, speaker: Subject) -> list[FactMatch]:
             subject = match_subject(match, sentence, speaker, False)
             if subject is None or (kind == "prefer" and not subject.speaker):
                 continue
+            if kind == "destination":
+                found.extend(_trip(match, subject))
+                continue
             fact = _en_predicate(kind, match, subject)
+            if fact and kind in {"like", "prefer"}:
+                fact = _topic_preference(fact, sentence, subject)
             if fact:
                 found.append(fact)
     return found
+
+
+_DAY_MONTH = (r"(?:(?:" + MONTHS_EN + r")\.?\s+\d{1,2}(?:st|nd|rd|th)?|\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:"
+              + MONTHS_EN + r"))")
+_TRIP_DATES = re.compile(r"\b(?:from\s+)?(?P<start>" + _DAY_MONTH + r")\s*(?:to|until|till|through|-|–)\s*"
+                         r"(?P<end>" + _DAY_MONTH + r"|\d{1,2}(?:st|nd|rd|th)?)\b"
+                         r"|\b(?:in|on|for|this|next)\s+(?P<when>" + _DAY_MONTH + r"|(?:" + MONTHS_EN
+                         + r")|spring|summer|autumn|fall|winter|christmas|easter)\b", re.I)
+
+
+def _trip(match: re.Match, subject: Subject) -> list[FactMatch]:
+    """Where the speaker is going and, said with it, when: two facts, so a
+    new date does not replace the destination nor a new place the dates."""
+    if not subject.speaker:
+        return []
+    place = match.group("val")
+    if name_value(place) is None:
+        return []
+    found = [new_fact("destination", f"{subject.key}.trip.destination", place, subject, False, confidence=0.85)]
+    dates = _TRIP_DATES.search(match.group("when") or "")
+    if dates:
+        if dates.group("start"):
+            value = f"from {dates.group('start')} to {dates.group('end')}"
+        else:
+            value = ("in " if not re.match(r"\d|\w+\s+\d", dates.group("when")) else "on ") + dates.group("when")
+        found.append(new_fact("trip_dates", f"{subject.key}.trip.dates", value, subject, False, confidence=0.85))
+    return found
+
+
+# "For hotels I prefer ...", "I prefer TAP for flights", "when it comes to airlines, ...", "flying with TAP"
+_TOPIC_RE = re.compile(r"\b(?:for|with|when it comes to|as for|regarding|on)\s+(?:the\s+|my\s+|our\s+)?"
+                       r"(?P<topic>[a-z]+(?:\s[a-z]+)?)\b", re.I)
+_TOPICS = {"airline": "airline", "airlines": "airline", "carrier": "airline", "carriers": "airline",
+           "flights": "airline", "flight": "airline", "flying": "airline",
+           "hotel": "hotel", "hotels": "hotel", "accommodation": "hotel", "lodging": "hotel", "stays": "hotel",
+           "seat": "seat", "seats": "seat", "seating": "seat",
+           "food": "food", "dinner": "food", "meals": "food", "drinks": "drink", "music": "music"}
+
+
+def _topic_preference(fact: FactMatch, sentence: str, subject: Subject) -> FactMatch:
+    """A preference whose object names no category ("TAP", "small boutique
+    places") takes the one its sentence names, so an airline's and a hotel's
+    never share a key; "flying with TAP" is an airline."""
+    prefix = f"{subject.key}.preference."
+    category_now = fact.key[len(prefix):] if fact.key.startswith(prefix) else ""
+    if category_now in CATEGORIES and category_now != "transport":
+        return fact
+    flying_with = re.match(r"(?:flying|to fly)\s+with\s+(?P<v>.+)$", fact.value, re.I)
+    if flying_with:
+        return replace(fact, key=f"{prefix}airline")
+    for topic in _TOPIC_RE.finditer(sentence):
+        words = topic.group("topic").lower().split()
+        found = _TOPICS.get(words[0]) or _TOPICS.get(words[-1])
+        if found and topic.group("topic").lower() not in fact.value.lower():
+            return replace(fact, key=f"{prefix}{found}")
+    return fact
 
 
 def _en_predicate(kind: str, match: re.Match, subject: Subject) -> FactMatch | None:

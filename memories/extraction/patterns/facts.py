@@ -13,7 +13,8 @@ from memories.extraction.vocabulary import (
     CATEGORIES,
 )
 
-_EN_CORRECTION = re.compile(r"\b(changed my mind|change of plans?|on second thought|instead|rather than|"
+_EN_CORRECTION = re.compile(r"\b(changed my mind|change of plans?|on second thought|instead|rather than|make it|"
+                            r"make that|let's go with|go with|"
                             r"switch(?:ing)?(?: me| us)? to)\b", re.I)
 _ZH_CORRECTION = re.compile(r"(改主意|改成|换成|改为|而不是|还是换|不要了)")
 _EN_OLD_VALUE = re.compile(r"\b(?:instead of|rather than|not)\s+(?:the\s+|a\s+|an\s+)?[\w\- ]+?(?=[,.;!?]|$)", re.I)

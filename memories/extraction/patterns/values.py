@@ -188,7 +188,7 @@ SUBJ_EN = (
     r"|\b(?P<own>[Mm]y|[Oo]ur)\s+(?P<rel>" + REL_EN + r")\b(?:\s*,?\s+(?P<relname>[A-Z][a-z]+)\b)?"
     r"|(?P<name>\b[A-Z][a-z]+(?:\s[A-Z][a-z]+)?))"
 )
-SUBJ_ZH = r"(?:我的?(?P<rel>" + REL_ZH + r")(?P<relname>[A-Z][a-z]+)?|(?P<self>我))"
+SUBJ_ZH = r"(?:我的?(?P<rel>" + REL_ZH + r")(?P<relname>[A-Z][a-z]+|[\u4e00-\u9fff]{2,3})?|(?P<self>我))"
 _CLAUSE_OPENERS = frozenset([
     "and", "but", "so", "because", "since", "also", "actually", "now", "btw", "well", "oh", "plus"
 ])

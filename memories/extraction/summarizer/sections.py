@@ -40,13 +40,13 @@ ECHO_RE = re.compile(r"^(?:noted|got it|sure|okay|ok|i'll|i will|switching|saved
 # is and what can hurt them before contact details, places and plans, before tastes.
 _FACT_WEIGHTS = (
     (re.compile(r"'s name is |叫|allergic|过敏|'s diet|饮食"), 0.9),
-    (re.compile(r"@|phone|电话|邮箱|'s email"), 0.85),
+    (re.compile(r"@|phone|电话|邮箱|'s email| is travelling to |'s trip is |要去|的行程是|changed from |（原为"), 0.85),
     (re.compile(r" lives in |住在|budget|预算|deadline|截止|moving to|搬到|address|地址"), 0.8),
     (re.compile(r"'s \w+(?: \w+)? is [A-Z]| works (?:at|as) |工作|的(?:老婆|老公|妻子|丈夫|伴侣|对象)"), 0.75),
 )
 # Shares of the summary's length each section may take (context gets the rest).
 MICRO_SHARES = {"facts": 0.45, "tasks": 0.3, "done": 0.1}
-ROLLING_SHARES = {"facts": 0.5, "tasks": 0.25, "done": 0.08}
+ROLLING_SHARES = {"facts": 0.62, "tasks": 0.25, "done": 0.06}
 
 
 def fact_weight(fact: str) -> float:
