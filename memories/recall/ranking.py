@@ -91,10 +91,14 @@ def bm25_scores(hits: Sequence[fulltext.Hit], terms: Sequence[str], *, n_docs: i
     # entries would: in a scope of two memories every word is "common", and
     # "where does Ana live" must still find "Lives in Lisbon".
     # A word most entries hold ("user" in "User prefers ...", a speaker's name
-    # in every turn) is no evidence of topic: weighed by the share lacking it.
+    # in every turn) is no evidence of topic beside a rarer word of the same
+    # query: weighed by the share of entries lacking it that the query's
+    # rarest word has. Where every word of the query is that common (a
+    # scope all about seats, asked about seats), none is discounted.
     weights = idf_weights(terms, n_docs=max(n_docs, EVIDENCE_DOCS), df=df)
-    if n_docs >= 5:
-        weights = {t: w * max(0.0, 1 - df.get(t, 0) / n_docs) for t, w in weights.items()}
+    if n_docs >= 5 and terms:
+        rarest = min(df.get(t, 0) for t in terms)
+        weights = {t: w * max(0.0, 1 - (df.get(t, 0) - rarest) / n_docs) for t, w in weights.items()}
     needles = [(f" {t} ", idf[t], weights[t]) for t in terms]
     full = sum(sorted(weights.values(), reverse=True)[:RELEVANCE_TERMS]) or 1.0
     scores = []

@@ -54,7 +54,7 @@ def run(client: MemoryClient) -> dict[str, Any]:
     out["search_categories"] = _ids(storage.search(beverage, categories=["drinks"]))
     out["search_min_score"] = _ids(storage.search(beverage, min_score=1.01))
     out["asearch"] = _ids(asyncio.run(storage.asearch(beverage, limit=1)))
-    long_text = "what beverage does she like? " + "Tell me everything you know. " * 200
+    long_text = "what beverage does she like? " + "Which drink does she reach for first thing every day? " * 60
     out["search_long_text"] = _ids(storage.search(embed([long_text])[0], limit=1))
     try:
         storage.search([0.5] * 8)
