@@ -192,6 +192,9 @@ def _pack(head: list[Candidate], ranked: list[Candidate], *, strategy: str, budg
     days: set[str] = set()
     # Messages the section already holds: a passage's, or a summary's sources.
     covered: set[str] = set()
+    # The words of each chosen memory, by the messages it was made of
+    # (normalised once, as it is chosen).
+    quoted: dict[str, list[str]] = {}
 
     def consider(candidate: Candidate, limit: int) -> None:
         nonlocal used
@@ -204,6 +207,10 @@ def _pack(head: list[Candidate], ranked: list[Candidate], *, strategy: str, budg
                 days.add(candidate.day)
             if candidate.passage is not None or candidate.memory["type"] == MemoryType.SUMMARY:
                 covered.update(candidate.sources)
+            if candidate.passage is None:
+                words = " ".join(str(candidate.memory["content"]).split())
+                for message_id in candidate.sources:
+                    quoted.setdefault(message_id, []).append(words)
         else:
             omitted.append(candidate)
 
@@ -216,9 +223,7 @@ def _pack(head: list[Candidate], ranked: list[Candidate], *, strategy: str, budg
             if candidate.passage["message_id"] not in covered:
                 return False
             words = " ".join(candidate.passage["text"].split())
-            return bool(words) and any(
-                c.passage is None and candidate.passage["message_id"] in c.sources
-                and words in " ".join(str(c.memory["content"]).split()) for c in injected)
+            return bool(words) and any(words in text for text in quoted.get(candidate.passage["message_id"], ()))
         if candidate.memory is not None and candidate.memory["type"] == MemoryType.SUMMARY:
             sources = candidate.sources
             return bool(sources) and all(m in covered for m in sources)
