@@ -14,7 +14,8 @@ transaction commits:
   files, so no dead tuple of the text is left in the table files when the
   call returns. A rewrite keeps the row versions a running transaction can
   still see, so it first waits (at most `MEMORY_ERASURE_REWRITE_WAIT_SECONDS`)
-  for the transactions that began before the erasure committed. It takes
+  for the transactions that were running when the erasure committed, those
+  of other databases of the same server included. It takes
   each table's exclusive lock for the rewrite; with the setting off, `manage.py erasure_rewrite` does the same on the operator's
   schedule. What PostgreSQL has already written to its WAL and to backups
   stays there until they rotate (README, "Erasure on disk").
@@ -97,17 +98,24 @@ def erasure_flush(*, tables: Iterable[str], rewrite: bool | None = None) -> list
 
 
 def _wait_for_older_transactions(cursor, deadline: float) -> None:
-    """Wait (until `deadline`) for the transactions of this database that
-    began before now and hold a snapshot or a transaction id: while one runs,
-    the rows the erasure deleted are still visible to it, and a rewrite
-    copies them into the new file."""
-    cursor.execute("SELECT clock_timestamp()")
-    (started,) = cursor.fetchone()
+    """Wait (until `deadline`) until no transaction that was running when
+    the erasure committed can keep its rows alive: a rewrite copies every
+    row version some transaction might still see.
+
+    Two kinds hold them. A snapshot of this database taken before the
+    commit (`backend_xmin`) still sees the deleted rows. And a transaction
+    id still running anywhere in the cluster, in another database too, lowers
+    the snapshot the rewrite itself takes, which then counts the deleted rows
+    as recently dead and keeps them; that is what `pg_current_snapshot()`'s
+    xmin shows, and it needs no right to read other users' sessions."""
+    cursor.execute("SELECT clock_timestamp(), pg_snapshot_xmax(pg_current_snapshot())::text")
+    started, first_unassigned = cursor.fetchone()
     while True:
         cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
-            "AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL) AND xact_start < %s",
-            [started],
+            "SELECT pg_snapshot_xmin(pg_current_snapshot()) < %s::xid8 OR EXISTS ("
+            "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+            "AND backend_xmin IS NOT NULL AND xact_start < %s)",
+            [first_unassigned, started],
         )
         if not cursor.fetchone()[0] or time.monotonic() >= deadline:
             return
