@@ -58,6 +58,12 @@ PINNED_BUDGET_SHARE = 0.25
 # model first, within this share of the budget; evidence fills the rest.
 ORIENTATION_BUDGET_SHARE = 0.35
 OMITTED_REPORT_LIMIT = 50
+# A ranked passage that no longer fits whole is cut to the room left, keeping
+# the words around the query's, when at least this many tokens are left:
+# otherwise a strong passage would hand its place to weaker entries that only
+# happen to be shorter.
+MIN_SHORTENED_TOKENS = 16
+ELLIPSIS = "…"
 
 
 @dataclass
@@ -200,7 +206,13 @@ def _pack(head: list[Candidate], ranked: list[Candidate], *, strategy: str, budg
         nonlocal used
         candidate.tokens = count_tokens(candidate.line + "\n")
         day_tokens = count_tokens(_day_header(candidate.day) + "\n") if candidate.day and candidate.day not in days else 0
-        if used + candidate.tokens + day_tokens <= limit:
+        room = limit - used - day_tokens
+        if candidate.tokens > room and candidate.passage is not None and room >= MIN_SHORTENED_TOKENS:
+            shortened = _shortened(candidate.line, room, query)
+            if shortened:
+                candidate.line, candidate.tokens = shortened, count_tokens(shortened + "\n")
+                candidate.passage["text"] = shortened.partition(": ")[2]  # what the prompt holds
+        if candidate.tokens <= room:
             injected.append(candidate)
             used += candidate.tokens + day_tokens
             if candidate.day:
@@ -263,6 +275,46 @@ def _pack(head: list[Candidate], ranked: list[Candidate], *, strategy: str, budg
         text = ""
     return Selection(strategy=strategy, budget=budget, query=query, injected=injected, omitted=omitted,
                      tokens_used=count_tokens(text), candidates=len(head) + len(ranked), text=text)
+
+
+def _shortened(line: str, room: int, query: str) -> str:
+    """A passage's `line` ("- Speaker: words") cut to at most `room` tokens
+    (its newline included): the run of words that holds the most of the
+    query's words, an ellipsis where it was cut. Text without spaces (Chinese)
+    is cut by characters. "" when not even one word fits."""
+    label, _, text = line.partition(": ")
+    units = text.split()
+    joiner = " "
+    if len(units) <= 1:
+        units, joiner = list(text), ""
+    wanted = {word.strip(".,;:!?\"'()").lower() for word in query.split()} - {""}
+
+    def hits(unit: str) -> int:
+        return int(unit.strip(".,;:!?\"'()").lower() in wanted or (not joiner and unit in query))
+
+    def best_run(length: int) -> str:
+        counts = [hits(unit) for unit in units]
+        window = sum(counts[:length])
+        best, start = window, 0
+        for i in range(1, len(units) - length + 1):
+            window += counts[i + length - 1] - counts[i - 1]
+            if window > best:
+                best, start = window, i
+        cut = joiner.join(units[start:start + length])
+        before = ELLIPSIS + joiner if start > 0 else ""
+        after = joiner + ELLIPSIS if start + length < len(units) else ""
+        return f"{label}: {before}{cut}{after}"
+
+    # The longest run that fits: a binary search over its length in units.
+    low, high, fitted = 1, len(units), ""
+    while low <= high:
+        middle = (low + high) // 2
+        candidate = best_run(middle)
+        if count_tokens(candidate + "\n") <= room:
+            fitted, low = candidate, middle + 1
+        else:
+            high = middle - 1
+    return fitted
 
 
 def _day_header(day: str) -> str:

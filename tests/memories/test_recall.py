@@ -331,3 +331,37 @@ def test_dense_vectors_find_evidence_that_shares_no_word_with_the_query(api, wor
     wide = _context(api, "zh-dense", query=query, max_messages=0, memory_token_budget=400)
     assert stored[1].pk in _covered(wide)
     assert unrelated.pk not in {e["id"] for e in wide["memory"]["injected"]}
+
+
+def test_a_strong_passage_that_no_longer_fits_is_shortened_not_dropped(api, workspace):
+    """The best passage does not fit whole in what the budget has left: it
+    is cut to the room, around the query's words, instead of handing its
+    place to a weaker passage that happens to be shorter."""
+    from memories.recall.index import passage_entries_rebuild
+
+    # One sentence, so one passage, longer than the budget.
+    sentence = ("While we were walking around the garden talking about the weather, the neighbours, the new fence, "
+                "the old shed and the long winter that is coming, I told you that the spare key to the cabin is under "
+                "the blue flowerpot by the door, next to the old boots, the broom and the watering can")
+    strong = message_append(workspace=workspace, external_id="short", role="user", content=sentence).message
+    weak = message_append(workspace=workspace, external_id="short", role="user", content="A key ring.").message
+    passage_entries_rebuild(workspace_id=workspace.pk, messages=[strong, weak])
+    data = _context(api, "short", query="where is the spare key to the cabin", max_messages=0,
+                    memory_token_budget=45)
+    injected = data["memory"]["injected"]
+    assert injected[0]["source_message_id"] == strong.pk
+    assert "flowerpot" in injected[0]["content"] and injected[0]["content"].startswith("…")
+    assert "flowerpot" in data["system"] and data["memory"]["tokens_used"] <= 45
+
+
+def test_shortening_keeps_the_words_around_the_query_and_fits_the_room():
+    from memories.recall.selection import _shortened
+
+    line = "- Ana: " + " ".join(["filler"] * 60) + " the locker code is 4417 " + " ".join(["filler"] * 60)
+    cut = _shortened(line, 20, "what is the locker code")
+    assert count_tokens(cut + "\n") <= 20
+    assert cut.startswith("- Ana: …") and cut.endswith("…") and "locker code" in cut
+    chinese = "- 用户: " + "今天天气不错" * 20 + "钥匙在花盆下面" + "晚饭吃了面条" * 20
+    cut = _shortened(chinese, 16, "钥匙在哪里")
+    assert "钥匙" in cut and count_tokens(cut + "\n") <= 16
+    assert _shortened("- Ana: " + "x" * 400, 4, "x") == ""
