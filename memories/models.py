@@ -109,6 +109,8 @@ class MemoryItem(models.Model):
     importance = models.FloatField(default=0.5)
     confidence = models.FloatField(default=1.0)
     source_floor_id = models.CharField(max_length=64, null=True, blank=True)
+    # The day an open loop is due, when its task names one ("by Friday").
+    due_date = models.DateField(null=True, blank=True)
     source_message_id = models.CharField(max_length=64, null=True, blank=True)
     source_job = models.ForeignKey("MemoryJob", on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
                                    db_index=False)

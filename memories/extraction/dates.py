@@ -1,6 +1,7 @@
 """The day a task is due, from the words that say it ("by Friday", "before
 June 3", "the 12th", "tomorrow", "周五之前", "1月17日前"), counted from the day
-the message was written. English and Chinese; None when no day is named.
+the message was written, or as an ISO day. English and Chinese; None when no
+day is named.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ _EN_DAY_MONTH = re.compile(r"\b(?P<day>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + 
 _EN_WEEKDAY = re.compile(r"\b(?P<next>next\s+)?(?P<wd>mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?\b", re.I)
 _EN_ORDINAL = re.compile(r"\bthe\s+(?P<day>\d{1,2})(?:st|nd|rd|th)\b", re.I)
 _EN_RELATIVE = re.compile(r"\b(?P<word>today|tonight|tomorrow|end of (?:the )?(?:week|month)|next week)\b", re.I)
+_ISO_DAY = re.compile(r"\b(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})\b")
 _ZH_MONTH_DAY = re.compile(r"(?P<month>\d{1,2})月(?P<day>\d{1,2})[日号]")
 _ZH_WEEKDAY = re.compile(r"(?P<next>下)?(?:周|星期|礼拜)(?P<wd>[一二三四五六日天])")
 _ZH_RELATIVE = re.compile(r"(?P<word>今天|今晚|明天|后天|月底|周末|下周)")
@@ -45,7 +47,14 @@ def _month_end(reference: date) -> date:
 
 
 def due_date(text: str, reference: date) -> date | None:
-    """The first day `text` names as a deadline, on or after `reference`."""
+    """The first day `text` names as a deadline, on or after `reference`
+    (a day written as 2026-12-04 is taken as written)."""
+    match = _ISO_DAY.search(text)
+    if match:
+        try:
+            return date(int(match.group("year")), int(match.group("month")), int(match.group("day")))
+        except ValueError:
+            pass
     for pattern in (_EN_MONTH_DAY, _EN_DAY_MONTH):
         match = pattern.search(text)
         if match:

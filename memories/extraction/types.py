@@ -77,6 +77,8 @@ class ExtractedLoop:
     message_id: str
     message_ids: list[str] = field(default_factory=list)
 
+    due_date: str | None = None  # the ISO day the task is due, when it names one
+
     def __post_init__(self) -> None:
         if not self.message_ids:
             self.message_ids = [self.message_id]

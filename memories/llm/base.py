@@ -9,10 +9,12 @@ import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from datetime import date
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from memories.extraction.dates import due_date
 from memories.extraction.dialog import prepare_turns
 from memories.extraction.summarizer.sections import SUMMARY_MAX_CHARS
 from memories.extraction.text import clip, detect_language, repair_literals
@@ -148,6 +150,7 @@ def to_result(out: ExtractionOut, data: ExtractionInput) -> ExtractionResult:
     floors become message ids, e-mails, URLs and numbers the model spaced out
     are restored as the turns wrote them."""
     by_floor = {t.floor_no: t.message_id for t in data.turns}
+    said_on = {t.floor_no: t.created_at.date() for t in data.turns if t.created_at is not None}
     known_loops = {loop.id for loop in data.open_loops}
     # The prompt names open tasks T1, T2 ...; a model that answers with the id itself is understood too.
     aliases = {task_alias(i): loop.id for i, loop in enumerate(data.open_loops)}
@@ -188,7 +191,8 @@ def to_result(out: ExtractionOut, data: ExtractionInput) -> ExtractionResult:
         ExtractedLoop(ref=f"new:{i}", content=exact(loop.content), importance=loop.importance,
                       floor_no=loop.floor_no, message_id=by_floor[loop.floor_no],
                       message_ids=[by_floor[loop.floor_no],
-                                   *(m for m in ids(loop.floors()) if m != by_floor[loop.floor_no])])
+                                   *(m for m in ids(loop.floors()) if m != by_floor[loop.floor_no])],
+                      due_date=_due_day(loop.content, said_on.get(loop.floor_no)))
         for i, loop in enumerate(out.open_loops)
     ]
     # A model that names no floors for its summary is credited with every
@@ -286,3 +290,10 @@ class ChatProvider(LLMProvider):
             lambda obj: CompactionOut.model_validate(obj).summary,
         )
         return clip(repair_literals(text, "\n".join(summaries)), SUMMARY_MAX_CHARS), usage
+
+
+def _due_day(task: str, said_on) -> str | None:
+    """The ISO day a task names as its deadline, read from the words the
+    model wrote against the day its turn was said (today when unknown)."""
+    found = due_date(task, said_on or date.today())
+    return found.isoformat() if found is not None else None

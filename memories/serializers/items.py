@@ -33,6 +33,8 @@ STATUS_HELP = (
     "`active`) is reserved to operators: through the API it is a 409."
 )
 
+DUE_DATE_HELP = "open loops: the day the task is due, YYYY-MM-DD, or null (other types: always null)"
+
 
 class StrictInputSerializer(serializers.Serializer):
     """Refuses keys it does not declare, so a misspelt field is a 400 rather than
@@ -60,6 +62,7 @@ class MemoryItemCreateInputSerializer(StrictInputSerializer):
     sources = _raw()
     status = _raw(help_text=STATUS_HELP)
     lifecycle_status = _raw()
+    due_date = _raw(help_text=DUE_DATE_HELP)
 
 
 class MemoryItemUpdateInputSerializer(StrictInputSerializer):
@@ -76,6 +79,7 @@ class MemoryItemUpdateInputSerializer(StrictInputSerializer):
     sources = _raw()
     status = _raw(help_text=STATUS_HELP)
     lifecycle_status = _raw()
+    due_date = _raw(help_text=DUE_DATE_HELP)
     # Optimistic concurrency (409 `memory_precondition_failed` when stale).
     expected_version = _raw()
     expected_content_sha256 = _raw()
@@ -118,6 +122,7 @@ class MemoryItemOutputSerializer(serializers.Serializer):
             "confidence": item.confidence,
             "source_floor_id": item.source_floor_id,
             "source_message_id": item.source_message_id,
+            "due_date": item.due_date.isoformat() if item.due_date else None,
             # `pending` while awaiting review (item_rules.reported_status).
             "status": reported_status(item.status, item.lifecycle_status),
             "lifecycle_status": item.lifecycle_status,

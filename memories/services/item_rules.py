@@ -6,6 +6,7 @@ Decisions (spec 003 leaves them open):
   hold a non-blank character and at most 100 KB (102,400 bytes of UTF-8).
 - `fact_key` is normalized (trimmed, inner whitespace collapsed, lower case;
   empty becomes null) and kept only on facts: any other type clears it.
+- `due_date` (YYYY-MM-DD) is kept only on open loops: any other type clears it.
 - `summary_tier` is kept only on summaries: any other type clears it, whether
   the request changes the type or only sends a tier (as spec 003 says).
 - `status` drives `lifecycle_status`: `deprecated` makes it `deprecated`;
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from datetime import date
 from typing import Any
 
 from accounts.actors import Actor
@@ -97,6 +99,18 @@ def clean_type(value: Any) -> str:
     if value == MemoryType.DOCUMENT:
         raise ValidationError("type: 'document' memories are written through /v1/memory_stores.")
     return _choice("type", value, ITEM_TYPES)
+
+
+def clean_due_date(value: Any) -> date | None:
+    """An open loop's due day: an ISO date (`2026-12-04`) or null."""
+    if value is None:
+        return None
+    if isinstance(value, str) and len(value) == 10:
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            pass
+    raise ValidationError("due_date: must be a day as YYYY-MM-DD, or null.")
 
 
 def clean_optional_text(name: str, value: Any, max_chars: int) -> str | None:

@@ -59,6 +59,7 @@ PUBLIC_FIELDS = (
     "sources",
     "status",
     "lifecycle_status",
+    "due_date",
 )
 # Fields only the pipeline and the admin set.
 INTERNAL_FIELDS = (
@@ -146,6 +147,7 @@ def memory_item_create(
     sources: list[str] | None = None,
     status: str | None = None,
     lifecycle_status: str | None = None,
+    due_date: str | None = None,
     source_job: MemoryJob | str | None = None,
     token_count_estimate: int | None = None,
     coverage_start_floor_no: int | None = None,
@@ -170,6 +172,7 @@ def memory_item_create(
         type=item_type,
         summary_tier=rules.clean_summary_tier(summary_tier) if item_type == MemoryType.SUMMARY else None,
         fact_key=rules.normalize_fact_key(fact_key) if item_type == MemoryType.FACT else None,
+        due_date=rules.clean_due_date(due_date) if item_type == MemoryType.OPEN_LOOP else None,
         importance=rules.clean_unit_float("importance", importance),
         confidence=rules.clean_unit_float("confidence", confidence),
         source_floor_id=rules.clean_optional_text("source_floor_id", source_floor_id, rules.MAX_SOURCE_ID_CHARS),
@@ -212,6 +215,10 @@ def _apply_changes(item: MemoryItem, changes: Mapping[str, Any], *, workspace, a
         item.fact_key = None
     elif "fact_key" in changes:
         item.fact_key = rules.normalize_fact_key(changes["fact_key"])
+    if item.type != MemoryType.OPEN_LOOP:
+        item.due_date = None
+    elif "due_date" in changes:
+        item.due_date = rules.clean_due_date(changes["due_date"])
     for name in ("importance", "confidence"):
         if name in changes:
             setattr(item, name, rules.clean_unit_float(name, changes[name]))

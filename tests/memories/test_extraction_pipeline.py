@@ -50,6 +50,9 @@ def test_new_user_travel_chat(workspace, django_capture_on_commit_callbacks):
     assert [re.sub(r" \(due \d{4}-\d\d-\d\d\)$", "", loop) for loop in loops] == [
         "To do: book Casa do Barao by Friday", "To do: buy the Pena Palace tickets before June 3"]
     assert all(re.search(r"\(due \d{4}-\d\d-\d\d\)$", loop) for loop in loops)
+    # The due day is a field of the loop too, the day its text names.
+    for loop in items.filter(type="open_loop", status="active"):
+        assert loop.due_date.isoformat() == re.search(r"\(due (\d{4}-\d\d-\d\d)\)$", loop.content).group(1)
     # No chatter became a fact.
     assert not items.filter(type="fact", content__icontains="thank").exists()
     micros = list(items.filter(type="summary", summary_tier="micro").order_by("coverage_start_floor_no"))

@@ -53,6 +53,17 @@ def test_create_returns_201_with_every_spec_field(api):
     assert MemoryVersion.objects.filter(memory_id=item["id"], operation="created", actor_type="api_key").exists()
 
 
+def test_due_date_only_on_open_loops(api):
+    loop = _create(api, type="open_loop", content="Renew the passport", due_date="2026-12-04").json()["data"]
+    assert loop["due_date"] == "2026-12-04"
+    changed = api.patch(f"/v1/memories/{loop['id']}", {"due_date": "2027-01-15"}, format="json").json()["data"]
+    assert changed["due_date"] == "2027-01-15"
+    cleared = api.patch(f"/v1/memories/{loop['id']}", {"due_date": None}, format="json").json()["data"]
+    assert cleared["due_date"] is None
+    fact = _create(api, due_date="2026-12-04").json()["data"]
+    assert fact["due_date"] is None
+
+
 def test_summary_tier_only_on_summaries(api):
     fact = _create(api, summary_tier="micro").json()["data"]
     assert fact["summary_tier"] is None
@@ -76,6 +87,9 @@ def test_summary_tier_only_on_summaries(api):
         {"summary_tier": "mega", "type": "summary"},
         {"unknown_field": 1},
         {"status": "archived"},
+        {"type": "open_loop", "due_date": "Friday"},
+        {"type": "open_loop", "due_date": "2026-02-30"},
+        {"type": "open_loop", "due_date": 20261204},
     ],
 )
 def test_create_validation_errors_are_400(api, body):

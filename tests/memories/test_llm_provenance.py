@@ -6,6 +6,7 @@ prompt shows speakers and times without the client prefix."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 
@@ -91,3 +92,16 @@ def test_compaction_restores_literals_the_model_spaced_out():
     script = Script([(200, _openai_body(json.dumps({"summary": "Nate: email nate.gamer@example. com; v2. 3.1 ships."})))])
     text, _usage = _openai(script).compact(["Nate: email nate.gamer@example.com.", "Joanna: v2.3.1 ships."])
     assert text == "Nate: email nate.gamer@example.com; v2.3.1 ships."
+
+
+def test_a_loop_the_model_wrote_carries_the_day_it_is_due():
+    """'by Friday', counted from the day its turn was said; an ISO day as written."""
+    said = datetime(2026, 11, 24, 9, 0, tzinfo=UTC)  # a Tuesday
+    turns = [Turn(floor_no=t.floor_no, message_id=t.message_id, role=t.role, text=t.text, created_at=said)
+             for t in DATA.turns]
+    data = ExtractionInput(previous_summary="", known_facts=[], open_loops=[], turns=turns)
+    reply = {**REPLY, "open_loops": [{"content": "Mail Nate by Friday", "floor_no": 13},
+                                     {"content": "Renew the passport (due 2027-01-15)", "floor_no": 11},
+                                     {"content": "Call the bank", "floor_no": 11}]}
+    result = to_result(ExtractionOut.model_validate(reply), data)
+    assert [loop.due_date for loop in result.open_loops] == ["2026-11-27", "2027-01-15", None]
