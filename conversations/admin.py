@@ -16,6 +16,7 @@ from accounts.admin_scope import WorkspaceScopedAdmin
 from conversations.models import Branch, Conversation, Message
 from conversations.selectors.branches import branch_list, branch_view
 from conversations.selectors.messages import branch_messages
+from conversations.selectors.references import message_places
 
 FLOORS_PER_PAGE = 100
 # A message may hold up to 50 MB; the page shows the head of each.
@@ -153,12 +154,36 @@ class ConversationAdmin(WorkspaceScopedAdmin, admin.ModelAdmin):
             "floors": floors,
             "unplaced_memories": unplaced,
             "summary": metadata.get("summary"),
-            "summarized_until": metadata.get("summarized_until"),
+            "summarized_until": summarized_until(conversation),
             "after": after,
             "prev_after": max(0, after - FLOORS_PER_PAGE) if after > 0 else None,
             "next_after": messages[-1].floor_no if has_next and messages else None,
             "floors_per_page": FLOORS_PER_PAGE,
         }
+
+
+@dataclass
+class SummaryEnd:
+    """The last floor the rolling summary covers, as a floor of its branch."""
+
+    floor_no: int | None
+    anchor: str = ""
+    branch_id: int | None = None
+
+
+def summarized_until(conversation: Conversation) -> SummaryEnd | None:
+    """The summarizer records the last message it read (`msg_...`); an
+    operator reads a floor number, linked to that floor. Older rows hold the
+    number itself."""
+    until = (conversation.metadata or {}).get("summarized_until")
+    if until in (None, ""):
+        return None
+    if isinstance(until, int):
+        return SummaryEnd(floor_no=until)
+    message = message_places(workspace_id=conversation.workspace_id, message_ids=[str(until)]).get(str(until))
+    if message is None or message.conversation_id != conversation.pk:
+        return SummaryEnd(floor_no=None)
+    return SummaryEnd(floor_no=message.floor_no, anchor=floor_anchor(message), branch_id=message.branch_id)
 
 
 def _int(value: str | None) -> int | None:

@@ -197,6 +197,8 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+# The console writes every moment as 2026-11-29 10:14:16 (memory_project/formats).
+FORMAT_MODULE_PATH = "memory_project.formats"
 
 STATIC_URL = "/static/"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "staticfiles"))
