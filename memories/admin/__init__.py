@@ -3,7 +3,7 @@ versions and edges, stores, jobs and scope state, and the dashboard."""
 
 from django.contrib import admin
 
-from memories.admin import conversations, jobs, memory_items, review, stores, versions  # noqa: F401 - registers the ModelAdmins
+from memories.admin import conversations, jobs, memory_items, review, scopes, stores, versions  # noqa: F401 - registers the ModelAdmins
 
 admin.site.site_header = "Memory service console"
 admin.site.site_title = "Memory console"

@@ -1,9 +1,10 @@
-"""Background jobs and per-scope state: readable lists, full errors, links to
-the scope's memories; retry / cancel jobs, rebuild / compact scopes."""
+"""Background jobs: readable lists, full errors, links to the scope's
+memories; retry / cancel jobs. (Per-scope state: `scopes.py`.)"""
 
 from __future__ import annotations
 
 import json
+import re
 from urllib.parse import urlencode
 
 from django.contrib import admin
@@ -11,16 +12,18 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from accounts.admin_scope import WorkspaceScopedAdmin
-from conversations.selectors.branches import branch_pending_annotations
-from memories.admin.filters import BacklogFilter, CompactionDueFilter, ScopeIdFilter, compaction_due_q
 from memories.admin.job_display import job_memories, result_parts, result_summary, took, when
-from memories.admin.labels import scope_text, short
-from memories.admin.outcomes import Outcome, confirmation_page
-from memories.models import MemoryJob, ScopeState
+from memories.admin.labels import id_token, scope_label_html, scope_text, short
+from memories.admin.outcomes import Outcome
+from memories.models import MemoryJob
 from memories.services.jobs import memory_job_cancel, memory_job_retry
-from memories.services.scopes import scope_compact_request, scope_rebuild_request
 
 ERROR_PREVIEW_CHARS = 90
+# "memory_project.errors.ValidationError: ..." reads as "ValidationError: ...".
+EXCEPTION_PATH_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_]\w*(?::|$))")
+# A token longer than this (an id, a path) is shown by its head.
+LONG_TOKEN_CHARS = 20
+LONG_TOKEN_RE = re.compile(rf"(\S{{{LONG_TOKEN_CHARS + 1},}})")
 
 
 def scope_memories_url(scope: str | None, scope_id: str) -> str:
@@ -31,9 +34,9 @@ def scope_memories_url(scope: str | None, scope_id: str) -> str:
 def scope_link(scope: str | None, scope_id: str) -> str:
     if not scope:
         return "—"
-    label = short(scope_text(scope, scope_id), 48)
     return format_html(
-        '<a href="{}" title="memories of {}">{}</a>', scope_memories_url(scope, scope_id), scope_text(scope, scope_id), label
+        '<a href="{}" title="memories of {}">{}</a>',
+        scope_memories_url(scope, scope_id), scope_text(scope, scope_id), scope_label_html(scope, scope_id),
     )
 
 
@@ -61,8 +64,6 @@ class MemoryJobAdmin(WorkspaceScopedAdmin, MachineWrittenAdmin):
         "kind",
         "status_col",
         "scope_col",
-        "attempts",
-        "tokens",
         "outcome",
         "created_col",
     ]
@@ -122,7 +123,10 @@ class MemoryJobAdmin(WorkspaceScopedAdmin, MachineWrittenAdmin):
 
     @admin.display(description="status", ordering="status")
     def status_col(self, obj) -> str:
-        return format_html('<span class="job-state job-state-{}">{}</span>', obj.status, obj.status)
+        # The attempts under the state: a column of their own cost the list its fit at 1280 px.
+        attempts = f"{obj.attempts} attempt{'' if obj.attempts == 1 else 's'}"
+        return format_html('<span class="job-state job-state-{}">{}</span><br><span class="quiet nowrap">{}</span>',
+                           obj.status, obj.status, attempts)
 
     @admin.display(description="outcome")
     def outcome(self, obj) -> str:
@@ -134,10 +138,13 @@ class MemoryJobAdmin(WorkspaceScopedAdmin, MachineWrittenAdmin):
 
     @admin.display(description="created / took", ordering="created_at")
     def created_col(self, obj) -> str:
+        # The tokens under the time taken: a column of their own cost the
+        # list its fit at 1280 px.
         return format_html(
-            '<span class="nowrap">{}</span><br><span class="quiet">{}</span>',
+            '<span class="nowrap">{}</span><br><span class="quiet">{}</span><br><span class="quiet nowrap">{}</span>',
             f"{obj.created_at:%Y-%m-%d %H:%M:%S}",
             took(obj) or obj.status,
+            f"{obj.input_tokens:,} / {obj.output_tokens:,} tokens",
         )
 
     @admin.display(description="created")
@@ -183,9 +190,13 @@ class MemoryJobAdmin(WorkspaceScopedAdmin, MachineWrittenAdmin):
         lines = [line for line in obj.error.strip().splitlines() if line.strip()]
         if not lines:
             return ""
-        last = lines[-1].strip()
+        # The exception's name without its module path; ids and other long
+        # tokens shortened whole (a narrow column would break them mid-token).
+        last = EXCEPTION_PATH_RE.sub("", lines[-1].strip())
         more = "…" if len(last) > ERROR_PREVIEW_CHARS else ""
-        return format_html('<span title="open the job for the full error">{}{}</span>', last[:ERROR_PREVIEW_CHARS], more)
+        pieces = LONG_TOKEN_RE.split(last[:ERROR_PREVIEW_CHARS])
+        text = format_html_join("", "{}", ((id_token(p, LONG_TOKEN_CHARS) if i % 2 else p,) for i, p in enumerate(pieces)))
+        return format_html('<span title="open the job for the full error">{}{}</span>', text, more)
 
     @admin.display(description="error")
     def error_display(self, obj) -> str:
@@ -221,101 +232,3 @@ class MemoryJobAdmin(WorkspaceScopedAdmin, MachineWrittenAdmin):
                 continue
             outcome.attempt(memory_job_cancel, workspace=job.workspace, job_id=job.pk)
         outcome.report(self, request)
-
-
-@admin.register(ScopeState)
-class ScopeStateAdmin(WorkspaceScopedAdmin, MachineWrittenAdmin):
-    list_display = [
-        "scope_col",
-        "workspace",
-        "conversation_link",
-        "dirty_col",
-        "pending_floors_col",
-        "pending_tokens_col",
-        "last_processed_floor_no",
-        "item_count",
-        "micro_count",
-        "token_total",
-        "last_extracted_at",
-        "last_compacted_at",
-    ]
-    list_filter = [CompactionDueFilter, BacklogFilter, "scope", "workspace", ScopeIdFilter]
-    search_fields = ["scope_id", "conversation__external_id"]
-    search_help_text = "A scope id or a conversation id."
-    list_select_related = ["workspace", "conversation"]
-    list_per_page = 100
-    show_full_result_count = False
-    actions = ["compact_scopes", "rebuild_scopes"]
-    # Most pending work first: derived from the branch counters, so an
-    # expression rather than a column name.
-    ordering = [branch_pending_annotations("branch__")["pending_floors"].desc(), "-micro_count"]
-    readonly_fields = [field.name for field in ScopeState._meta.fields] + [
-        "pending_floors_col",
-        "pending_tokens_col",
-        "memories_link",
-        "compaction_due",
-    ]
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).with_pending()
-
-    @admin.display(description="dirty", boolean=True, ordering="dirty")
-    def dirty_col(self, obj) -> bool:
-        return obj.dirty
-
-    @admin.display(description="pending floors", ordering="pending_floors")
-    def pending_floors_col(self, obj) -> int:
-        return obj.pending_floors
-
-    @admin.display(description="pending tokens", ordering="pending_tokens")
-    def pending_tokens_col(self, obj) -> int:
-        return obj.pending_tokens
-
-    @admin.display(description="scope", ordering="scope_id")
-    def scope_col(self, obj) -> str:
-        return scope_link(obj.scope, obj.scope_id)
-
-    @admin.display(description="memories")
-    def memories_link(self, obj) -> str:
-        return format_html('<a href="{}">memories of this scope</a>', scope_memories_url(obj.scope, obj.scope_id))
-
-    @admin.display(description="due for compaction", boolean=True)
-    def compaction_due(self, obj) -> bool:
-        return ScopeState.objects.filter(pk=obj.pk).filter(compaction_due_q()).exists()
-
-    @admin.display(description="conversation", ordering="conversation__external_id")
-    def conversation_link(self, obj) -> str:
-        if obj.conversation_id is None:
-            return "—"
-        url = reverse("admin:conversations_conversation_change", args=[obj.conversation_id])
-        return format_html('<a href="{}">{}</a>', url, obj.conversation.external_id[:60])
-
-    def _request_jobs(self, request, queryset, verb: str, call) -> None:
-        outcome = Outcome(verb)
-        for state in queryset.select_related("workspace"):
-            outcome.attempt(call, workspace=state.workspace, scope=state.scope, scope_id=state.scope_id)
-        outcome.report(self, request)
-
-    @admin.action(description="Compact selected scopes now", permissions=["change"])
-    def compact_scopes(self, request, queryset):
-        self._request_jobs(request, queryset, "Queue compaction", scope_compact_request)
-
-    @admin.action(description="Rebuild selected scopes from their messages…", permissions=["change"])
-    def rebuild_scopes(self, request, queryset):
-        if request.POST.get("post") != "yes":
-            rows = [(s.scope, s.scope_id, s.workspace.name, s.item_count) for s in queryset.select_related("workspace")]
-            return confirmation_page(
-                self,
-                request,
-                queryset,
-                action="rebuild_scopes",
-                title="Rebuild scopes",
-                question=(
-                    "Re-derive these scopes' summaries, facts and open loops from floor 1? The pipeline replaces "
-                    "what it derived before; only branch scopes can be rebuilt."
-                ),
-                rows=rows,
-                extra={"columns": ["scope", "scope id", "workspace", "memories now"], "confirm_label": "Yes, rebuild"},
-            )
-        self._request_jobs(request, queryset, "Queue rebuild", scope_rebuild_request)
-        return None

@@ -27,6 +27,8 @@ from memories.models import MemoryJob
 # Conversation ids may be up to 256 bytes; lists show the head and the full id
 # as a tooltip.
 SHORT_ID_CHARS = 24
+# An id kept on one line in a narrow list column (`id_token`).
+TOKEN_CHARS = 20
 # How much of a source message the review queue reads and shows.
 TEXT_HEAD_CHARS = 2000
 PREVIEW_CHARS = 280
@@ -61,6 +63,27 @@ def scope_text(scope: str | None, scope_id: str) -> str:
     if scope == "user":
         return f"user {scope_id}"
     return scope
+
+
+def id_token(value: str, limit: int = TOKEN_CHARS) -> SafeString:
+    """An id that never wraps mid-token: its head (the tail of a ULID tells
+    ids apart, the head of a conversation id names it) on one line, the
+    whole id as the tooltip."""
+    return format_html('<span class="id-token" title="{}">{}</span>', value, short(value, limit))
+
+
+def scope_label_html(scope: str | None, scope_id: str) -> SafeString:
+    """`scope_text` with each id kept whole on its line: "branch main of
+    <support-ticket-2026-11-…>"."""
+    if scope == "chat":
+        return format_html("conversation {}", id_token(scope_id))
+    if scope == "branch":
+        parsed = parse_branch_scope(scope_id)
+        if parsed:
+            return format_html("branch {} of {}", id_token(parsed[1], 16), id_token(parsed[0]))
+    if scope in ("floor", "user"):
+        return format_html("{} {}", scope, id_token(scope_id))
+    return format_html("{}", scope_text(scope, scope_id))
 
 
 @dataclass(frozen=True)

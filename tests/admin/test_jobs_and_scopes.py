@@ -38,7 +38,7 @@ def test_job_list_and_status_filter(admin_client, jobs):
     response = admin_client.get(JOBS)
     assert response.status_code == 200
     html = response.content.decode()
-    assert "1200 / 300" in html
+    assert "1,200 / 300 tokens" in html
     assert "RuntimeError: boom" in html and "frame 39" not in html  # the exception line only
     response = admin_client.get(JOBS, {"status__exact": "failed"})
     assert [j.pk for j in response.context["cl"].result_list] == [jobs["failed"].pk]
