@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from django.contrib.admin.utils import quote
 from django.contrib.auth import get_user_model
+from django.db.models.functions import Substr
 from django.urls import reverse
 
 from conversations.admin import floor_anchor
 from conversations.selectors.references import conversation_find, message_source
 from memories.admin.labels import ActorNames, actor_names
+from memories.admin.visibility import readable_text
 from memories.models import MemoryEdge, MemoryItem, MemoryVersion
 
 if TYPE_CHECKING:
@@ -137,26 +139,57 @@ def version_history(*, workspace_id: str, memory_id: str, head_version_id: str |
     return rows
 
 
+# How much of the memory at an edge's other end its row shows.
+EDGE_EXCERPT_CHARS = 160
+# What an edge says, read from this memory's side: (outgoing, incoming).
+EDGE_PHRASES = {
+    "updates": ("replaces", "is replaced by"),
+    "derived_from": ("is derived from", "is a source of"),
+    "compacts": ("compacts", "is compacted into"),
+    "resolves": ("resolves", "is resolved by"),
+    "supports": ("supports", "is supported by"),
+    "contradicts": ("contradicts", "is contradicted by"),
+}
+
+
 @dataclass
 class EdgeRow:
     edge: MemoryEdge
     other: MemoryItem
     url: str
+    phrase: str
+    # The other memory's text, cut to EDGE_EXCERPT_CHARS; None where the
+    # operator may not read it (awaiting review, see `visibility`).
+    excerpt: str | None
 
 
-def item_edges(item: MemoryItem) -> tuple[list[EdgeRow], list[EdgeRow]]:
-    """(outgoing, incoming) edges with the item at the other end, two queries."""
+def item_edges(item: MemoryItem, *, approved_only: bool = False) -> tuple[list[EdgeRow], list[EdgeRow]]:
+    """(outgoing, incoming) edges with the item at the other end and the head
+    of its text, two queries (the excerpt is cut in the database: a content
+    may hold 100 kB)."""
 
-    def rows(queryset, other_attr: str) -> list[EdgeRow]:
+    def rows(queryset, other_attr: str, outgoing: bool) -> list[EdgeRow]:
         out = []
-        for edge in queryset.select_related(other_attr).defer(f"{other_attr}__content").order_by("relation", "created_at"):
+        edges = (
+            queryset.select_related(other_attr)
+            .defer(f"{other_attr}__content")
+            .annotate(other_excerpt=Substr(f"{other_attr}__content", 1, EDGE_EXCERPT_CHARS + 1))
+            .order_by("relation", "created_at")
+        )
+        for edge in edges:
             other = getattr(edge, other_attr)
-            out.append(EdgeRow(edge, other, reverse("admin:memories_memoryitem_change", args=[quote(other.pk)])))
+            text = edge.other_excerpt or ""
+            text = text[:EDGE_EXCERPT_CHARS] + ("…" if len(text) > EDGE_EXCERPT_CHARS else "")
+            phrases = EDGE_PHRASES.get(edge.relation, (edge.relation, f"{edge.relation} (incoming)"))
+            out.append(EdgeRow(
+                edge, other, reverse("admin:memories_memoryitem_change", args=[quote(other.pk)]),
+                phrases[0 if outgoing else 1], readable_text(other, approved_only=approved_only, text=text),
+            ))
         return out
 
     return (
-        rows(MemoryEdge.objects.filter(from_item=item), "to_item"),
-        rows(MemoryEdge.objects.filter(to_item=item), "from_item"),
+        rows(MemoryEdge.objects.filter(from_item=item), "to_item", True),
+        rows(MemoryEdge.objects.filter(to_item=item), "from_item", False),
     )
 
 

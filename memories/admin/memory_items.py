@@ -32,6 +32,7 @@ from memories.admin.forms import MemoryCreateForm, MemoryItemForm
 from memories.admin.history import conversation_floor_url, item_edges, scope_conversation, source_floor, version_history
 from memories.admin.logging import ContentFreeLogMixin
 from memories.admin.outcomes import confirmation_page
+from memories.admin.visibility import HIDDEN_TEXT, approved_only
 from memories.models import MemoryItem, MemoryVersion, Scope
 from memories.services.items import memory_item_create, memory_item_update
 from memories.services.lineage.erase import memory_delete_following_lineage
@@ -294,13 +295,14 @@ class MemoryAdminBase(WorkspaceScopedAdmin, ContentFreeLogMixin, MemoryColumns, 
         # The admin's own links quote ids (`mem_5F...`); look up what they name.
         item = self.get_object(request, unquote(object_id))
         if item is not None and self.has_view_or_change_permission(request, item):
-            outgoing, incoming = item_edges(item)
+            outgoing, incoming = item_edges(item, approved_only=approved_only(request, item.workspace))
             extra_context.update(
                 history=version_history(
                     workspace_id=item.workspace_id, memory_id=item.pk, head_version_id=item.current_version_id
                 ),
                 outgoing_edges=outgoing,
                 incoming_edges=incoming,
+                hidden_text=HIDDEN_TEXT,
                 source_floor=source_floor(item),
                 scope_conversation=scope_conversation(item),
                 can_redact=self.has_redact_permission(request),

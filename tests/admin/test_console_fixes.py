@@ -8,7 +8,14 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.contrib.admin.utils import quote
+from django.contrib.auth.models import Permission
+from django.test import Client
 from django.urls import reverse
+
+from accounts.services import workspace_membership_add
+from memories.models import MemoryEdge
+from tests.factories import MemoryItemFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -36,3 +43,50 @@ def test_conversation_list_dates_in_console_format(admin_client, conversation_wi
     html = admin_client.get(reverse("admin:conversations_conversation_changelist")).content.decode()
     assert f"{conversation.last_message_at:%Y-%m-%d %H:%M:%S}" in html
     assert not re.search(r"\b(a\.m\.|p\.m\.)", html)
+
+
+def _staff_client(django_user_model, workspace, name: str, codenames: list[str]) -> Client:
+    user = django_user_model.objects.create_user(name, password="x", is_staff=True)
+    user.user_permissions.set(Permission.objects.filter(codename__in=codenames))
+    workspace_membership_add(user=user, workspace=workspace)
+    client = Client()
+    client.force_login(django_user_model.objects.get(pk=user.pk))
+    return client
+
+
+def test_memory_page_edges_show_the_other_memorys_text_and_link(admin_client, make_memory):
+    old = make_memory("User prefers aisle seats on long flights.", fact_key="user.seat")
+    new = make_memory("User prefers window seats.", fact_key="user.seat.v2")
+    summary = make_memory("Facts: " + "the user travels a lot; " * 20, type="summary", summary_tier="micro")
+    MemoryEdge.objects.create(workspace=old.workspace, from_item=new, to_item=old, relation="updates")
+    MemoryEdge.objects.create(workspace=old.workspace, from_item=summary, to_item=old, relation="compacts")
+    html = admin_client.get(reverse("admin:memories_memoryitem_change", args=[old.pk])).content.decode()
+    panel = html[html.index('id="memory-edges"'):html.index('id="memory-history"')]
+    rows = re.findall(r'<tr class="edge-in">(.*?)</tr>', panel, re.S)
+    assert len(rows) == 2
+    updates = next(row for row in rows if "updates" in row)
+    assert "is replaced by" in updates and "User prefers window seats." in updates
+    assert f'href="{reverse("admin:memories_memoryitem_change", args=[quote(new.pk)])}"' in updates
+    compacts = next(row for row in rows if "compacts" in row)
+    assert "is compacted into" in compacts and "Facts: the user travels a lot;" in compacts
+    # A long text is cut, never shown whole.
+    assert summary.content not in compacts and "…" in compacts
+    # From the other side: the outgoing edge names the old memory by its text.
+    html = admin_client.get(reverse("admin:memories_memoryitem_change", args=[new.pk])).content.decode()
+    out = re.search(r'<tr class="edge-out">(.*?)</tr>', html, re.S).group(1)
+    assert "replaces" in out and "User prefers aisle seats on long flights." in out
+
+
+def test_edges_hide_unapproved_text_from_operators_who_do_not_review(review_workspace, django_user_model):
+    approved = MemoryItemFactory(workspace=review_workspace, content="User prefers aisle seats.")
+    pending = MemoryItemFactory(workspace=review_workspace, content="Pending: locker code 4711.", status="pending")
+    assert pending.lifecycle_status == "pending"
+    MemoryEdge.objects.create(workspace=review_workspace, from_item=pending, to_item=approved, relation="updates")
+    url = reverse("admin:memories_memoryitem_change", args=[approved.pk])
+    viewer = ["view_memoryitem"]
+    html = _staff_client(django_user_model, review_workspace, "viewer", viewer).get(url).content.decode()
+    assert "locker code 4711" not in html
+    assert "shown to reviewers only" in html and pending.pk in html
+    reviewer = [*viewer, "view_reviewitem", "change_reviewitem"]
+    html = _staff_client(django_user_model, review_workspace, "reviewer", reviewer).get(url).content.decode()
+    assert "Pending: locker code 4711." in html

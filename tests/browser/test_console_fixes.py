@@ -1,0 +1,164 @@
+"""The console's defects of issue 44 as an operator meets them: at a laptop's
+1280x800, every page reached by clicking from the admin index or a list."""
+
+from __future__ import annotations
+
+import pytest
+
+from conversations.models import Branch, Conversation, Message
+from memories.models import MemoryEdge, MemoryJob, ScopeState
+from tests.factories import MemoryItemFactory, WorkspaceFactory
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+LONG_ID = "support-ticket-2026-11-29-8f3a9c1e-4b7d"
+
+# Every word of the list's cells whose line boxes sit on more than one line:
+# an id broken mid-token (a word wrapped whole onto the next line is fine).
+BROKEN_WORDS_JS = """(selector) => {
+  const broken = [];
+  const walker = document.createTreeWalker(document.querySelector(selector), NodeFilter.SHOW_TEXT);
+  let node;
+  while ((node = walker.nextNode())) {
+    const words = /\\S+/g;
+    let m;
+    while ((m = words.exec(node.data))) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+      if (tops.size > 1) broken.push(m[0]);
+    }
+  }
+  return broken;
+}"""
+
+
+def fits(page) -> None:
+    overflow = page.evaluate(
+        """() => [...document.querySelectorAll('#content, #changelist .results, #content-main, #changelist-form')]
+              .filter(el => el.scrollWidth > el.clientWidth + 1)
+              .map(el => `${el.id || el.className}: ${el.scrollWidth} > ${el.clientWidth}`)"""
+    )
+    assert overflow == [], overflow
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+
+
+def home(page) -> None:
+    page.click("#site-name a")
+    page.wait_for_selector("#console-shortcuts")
+
+
+@pytest.fixture
+def laptop(page):
+    page.set_viewport_size({"width": 1280, "height": 800})
+    return page
+
+
+@pytest.fixture
+def pipeline_rows():
+    """Jobs and scope states with the long ids real clients choose, and a
+    conversation whose summary the summarizer recorded up to a message id."""
+    workspace = WorkspaceFactory(name="Operations team workspace", slug="ops")
+    conversation = Conversation.objects.create(workspace=workspace, external_id=LONG_ID, message_count=3)
+    branch = Branch.objects.create(conversation=conversation, name="main", next_floor_no=4)
+    messages = [
+        Message.objects.create(workspace=workspace, conversation=conversation, branch=branch, floor_no=i + 1,
+                               role="user" if i % 2 == 0 else "assistant", content=f"Floor {i + 1} text.")
+        for i in range(3)
+    ]
+    conversation.metadata = {"summary": "The user wants a refund.", "summarized_until": messages[1].pk}
+    conversation.save(update_fields=["metadata"])
+    scope_id = f'["{LONG_ID}","main"]'
+    for status in ("succeeded", "failed", "pending"):
+        MemoryJob.objects.create(
+            workspace=workspace, kind="extract", scope="branch", scope_id=scope_id, status=status, attempts=3,
+            result={"facts": 2, "summaries": 1, "last_processed_floor_no": 3} if status == "succeeded" else {},
+            error="memory_project.errors.ValidationError: memory mem_01M8KCRQ79KT860HZ688WHNP5P conflicts with "
+                  "job_01M8KCRQ774KRS50HPZVZFMXCH at msg_01M8KCRP0SDGZE3QYH25PV8GAB" if status == "failed" else "",
+        )
+    MemoryJob.objects.create(workspace=workspace, kind="compact", scope="user",
+                             scope_id="user_0001928374-customer-portal-account", status="pending")
+    MemoryJob.objects.create(workspace=None, kind="maintenance", status="succeeded", result={})
+    ScopeState.objects.create(workspace=workspace, scope="branch", scope_id=scope_id, conversation=conversation,
+                              branch=branch, last_processed_floor_no=2, item_count=7, micro_count=1, token_total=1234)
+    ScopeState.objects.create(workspace=workspace, scope="user", scope_id="user_0001928374-customer-portal-account",
+                              item_count=3)
+    return {"conversation": conversation, "messages": messages}
+
+
+def test_jobs_list_keeps_ids_whole(laptop, shot, pipeline_rows):
+    page = laptop
+    home(page)
+    page.click("#content-main tr.model-memoryjob th a")
+    page.wait_for_selector("#result_list")
+    fits(page)
+    shot(page, "1280_fixes_jobs_list")
+    assert page.evaluate(BROKEN_WORDS_JS, "#result_list tbody") == []
+    # Shortened ids carry the whole id in their tooltip.
+    titles = page.eval_on_selector_all("#result_list .id-token", "els => els.map(e => e.title)")
+    assert f"{LONG_ID}" in titles and "mem_01M8KCRQ79KT860HZ688WHNP5P" in titles
+    assert "ValidationError: memory" in page.locator("#result_list").inner_text()
+    assert "memory_project.errors" not in page.locator("#result_list").inner_text()
+
+
+def test_scope_states_fit_with_a_title(laptop, shot, pipeline_rows):
+    page = laptop
+    home(page)
+    page.click("#content-main tr.model-scopestate th a")
+    page.wait_for_selector("#result_list")
+    fits(page)
+    shot(page, "1280_fixes_scope_states")
+    heading = page.locator("#content h1").inner_text()
+    assert heading.startswith("Scope states") and "Select" not in heading
+    assert page.evaluate(BROKEN_WORDS_JS, "#result_list tbody") == []
+    row = page.locator("#result_list tbody tr", has_text="branch main").first
+    assert "up to floor 2" in row.inner_text() and "7 items" in row.inner_text()
+    # From the list to the conversation, by its link.
+    row.locator("a:has-text('conversation')").click()
+    page.wait_for_selector("#floors .floor")
+    assert page.locator("#content h2, #content-main h2").first.is_visible()
+
+
+def test_conversation_page_dates_and_summary_floor(laptop, shot, pipeline_rows):
+    page = laptop
+    home(page)
+    page.click("#content-main tr.model-conversation th a")
+    page.wait_for_selector("#result_list")
+    fits(page)
+    page.click(f"#result_list a:has-text('{LONG_ID}')")
+    page.wait_for_selector("#rolling-summary")
+    fits(page)
+    shot(page, "1280_fixes_conversation")
+    heading = page.locator("#rolling-summary h2").inner_text()
+    assert "until floor 2" in heading and "msg_" not in heading
+    conversation = pipeline_rows["conversation"]
+    created = page.locator(".field-created_at .readonly").inner_text()
+    assert created == f"{conversation.created_at:%Y-%m-%d %H:%M:%S}"
+    floor_time = page.locator("#floors .floor-role").first.inner_text()
+    assert created[:10] in floor_time
+    page.click("#rolling-summary h2 a")
+    page.wait_for_url("**#floor-*-2")
+
+
+def test_memory_page_edges_name_the_other_memory(laptop, shot):
+    page = laptop
+    workspace = WorkspaceFactory(name="Travel", slug="travel")
+    old = MemoryItemFactory(workspace=workspace, content="User prefers aisle seats on long flights.", fact_key="user.seat")
+    new = MemoryItemFactory(workspace=workspace, content="User prefers window seats.", fact_key="user.seat_v2")
+    MemoryEdge.objects.create(workspace=workspace, from_item=new, to_item=old, relation="updates")
+    home(page)
+    page.click("#console-shortcuts a:has-text('Memories')")
+    page.click("#result_list a:has-text('aisle seats')")
+    page.wait_for_selector("#memory-edges")
+    fits(page)
+    page.locator("#memory-edges").scroll_into_view_if_needed()
+    shot(page, "1280_fixes_memory_edges")
+    row = page.locator("#memory-edges tr.edge-in")
+    assert row.count() == 1
+    text = row.inner_text()
+    assert "is replaced by" in text and "updates" in text and "User prefers window seats." in text
+    assert "mem_" not in text
+    row.locator("a.edge-text").click()
+    page.wait_for_selector("#memory-edges tr.edge-out")
+    assert "User prefers window seats." in page.locator("#id_content").input_value()
+    assert "User prefers aisle seats on long flights." in page.locator("#memory-edges tr.edge-out").inner_text()
