@@ -73,6 +73,19 @@ def message_labels(*, message_ids: Iterable[str], head_chars: int | None) -> lis
     return list(messages.values_list(*fields))
 
 
+def floor_labels(*, places: Iterable[tuple[int, int]], head_chars: int) -> list[tuple[Any, ...]]:
+    """`message_labels` of the messages at these (branch pk, floor) places:
+    the floors around a memory's source, for the review console."""
+    query = Q()
+    for branch_id, floor_no in places:
+        query |= Q(branch_id=branch_id, floor_no=floor_no)
+    if not query:
+        return []
+    fields = ["pk", "conversation_id", "conversation__external_id", "branch_id", "branch__name", "floor_no", "role"]
+    return list(Message.objects.filter(query).annotate(head=Substr(Cast("content", TextField()), 1, head_chars))
+                .values_list(*fields, "head"))
+
+
 def conversation_find(*, workspace_id: str, ref: str) -> Conversation | None:
     """The workspace's conversation a scope names: by its business id, else
     by its primary key (scopes written before business ids were used)."""

@@ -19,12 +19,17 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 import memories.admin.batch as batch
 from accounts.admin_scope import scope_queryset
+from memories.admin.columns import MemoryChangeList
 from memories.admin.filters import ConfidenceFilter, ImportanceFilter
 from memories.admin.memory_items import MemoryAdminBase, operator
+from memories.admin.review_context import context_html, review_contexts
 from memories.models import MemoryItem, ReviewItem
 from memories.services.items import memory_item_update
 from memory_project.errors import DomainError
 
+# Source floors shown beside a memory in the queue, and on its page.
+LIST_SOURCES = 3
+PAGE_SOURCES = 8
 APPROVE_BUTTON = "_approve"
 REJECT_BUTTON = "_reject"
 
@@ -45,23 +50,20 @@ class ReviewItemAdmin(MemoryAdminBase):
     def get_queryset(self, request):
         return super().get_queryset(request).filter(lifecycle_status="pending", workspace__requires_review=True)
 
+    def get_changelist(self, request, **kwargs):
+        return ReviewChangeList
+
     def has_add_permission(self, request) -> bool:
         return False
 
-    @admin.display(description="source message")
+    @admin.display(description="extracted from")
     def source_message(self, obj) -> str:
-        refs = getattr(obj, "page_refs", None)
-        source_id = obj.source_message_id or obj.source_floor_id
-        floor = refs.floors.get(source_id or "") if refs else None
-        if floor is None:
-            return format_html('<span class="quiet">{}</span>', "source message gone" if source_id else "no source message")
-        return format_html(
-            '<div class="source-message"><div class="source-message-head">{} · {}</div>'
-            '<div class="source-message-text">{}</div></div>',
-            refs.floor_html(source_id),
-            floor.role,
-            floor.text or "(no text)",
-        )
+        # The floors the memory was drawn from (for a summary: the floors it
+        # covers and its first sources), read for the whole page at once.
+        context = getattr(obj, "review_context", None)
+        if context is None:
+            context = review_contexts([obj], shown=LIST_SOURCES)[obj.pk]
+        return context_html(context)
 
     @admin.display(description="decision")
     def decide(self, obj) -> str:
@@ -171,7 +173,20 @@ class ReviewItemAdmin(MemoryAdminBase):
             if item is None or not memories.has_view_or_change_permission(request, item):
                 raise Http404("No such memory in the review queue.")
             return HttpResponseRedirect(reverse("admin:memories_memoryitem_change", args=[object_id]))
+        item = self.get_object(request, unquote(object_id))
+        if item is not None:
+            extra_context = {**(extra_context or {}), "review_context": context_html(review_contexts([item], shown=PAGE_SOURCES)[item.pk])}
         return super().change_view(request, object_id, form_url, extra_context)
+
+
+class ReviewChangeList(MemoryChangeList):
+    """The queue's page, with each memory's review context read at once."""
+
+    def get_results(self, request):
+        super().get_results(request)
+        contexts = review_contexts(self.result_list, shown=LIST_SOURCES)
+        for row in self.result_list:
+            row.review_context = contexts.get(row.pk)
 
 
 def _back_to_queue(request) -> str:

@@ -14,6 +14,7 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.services import workspace_membership_add
+from conversations.models import Branch, Conversation, Message
 from memories.models import MemoryEdge
 from tests.factories import MemoryItemFactory
 
@@ -90,3 +91,43 @@ def test_edges_hide_unapproved_text_from_operators_who_do_not_review(review_work
     reviewer = [*viewer, "view_reviewitem", "change_reviewitem"]
     html = _staff_client(django_user_model, review_workspace, "reviewer", reviewer).get(url).content.decode()
     assert "Pending: locker code 4711." in html
+
+
+def _queue_row(html: str, memory_id: str) -> str:
+    start = html.index(f'value="{memory_id}"')
+    return html[start:html.index("</tr>", start)]
+
+
+def test_review_queue_shows_the_floors_an_item_came_from(admin_client, review_workspace):
+    conversation = Conversation.objects.create(workspace=review_workspace, external_id="trip:u-ana:c1", message_count=12)
+    branch = Branch.objects.create(conversation=conversation, name="main", next_floor_no=13)
+    messages = [
+        Message.objects.create(workspace=review_workspace, conversation=conversation, branch=branch, floor_no=i + 1,
+                               role="user" if i % 2 == 0 else "assistant", content=f"Floor {i + 1}: words of turn {i + 1}.")
+        for i in range(12)
+    ]
+    fact = MemoryItemFactory(workspace=review_workspace, content="User prefers window seats.", status="pending",
+                             source_message_id=messages[10].pk, sources=[messages[10].pk])
+    summary = MemoryItemFactory(
+        workspace=review_workspace, content="Facts: " + "; ".join(f"turn {i}" for i in range(12)), status="pending",
+        type="summary", summary_tier="micro", coverage_start_floor_no=1, coverage_end_floor_no=12,
+        source_message_id=messages[11].pk, sources=[m.pk for m in messages[::2]],
+    )
+    html = admin_client.get(reverse("admin:memories_reviewitem_changelist")).content.decode()
+    row = _queue_row(html, fact.pk)
+    # Its floor, and a short excerpt of the one before it: nothing else.
+    assert "Floor 11: words of turn 11." in row and "#10 · assistant: Floor 10: words of turn 10." in row
+    assert "Floor 9:" not in row and "Floor 12:" not in row
+    row = _queue_row(html, summary.pk)
+    # A summary of twelve floors is shown beside the floors it covers and its
+    # first sources, never beside its last floor alone.
+    assert "summarizes" in row and "floors 1–12" in row and "6 source messages" in row
+    assert "Floor 1: words" in row and "Floor 3: words" in row and "Floor 5: words" in row
+    assert "Floor 7: words" not in row and "3 more source floors" in row
+    assert "Floor 12: words" not in row
+    # The item's own page: the same context with more of its sources.
+    page = admin_client.get(reverse("admin:memories_reviewitem_change", args=[quote(summary.pk)])).content.decode()
+    panel = page[page.index('id="review-context"'):page.index('id="memory-source"')]
+    assert all(f"Floor {n}: words" in panel for n in (1, 3, 5, 7, 9, 11))
+    assert "Floor 12: words" not in panel and "more source floor" not in panel
+    assert "Summarizes floors 1–12" in page

@@ -162,3 +162,41 @@ def test_memory_page_edges_name_the_other_memory(laptop, shot):
     page.wait_for_selector("#memory-edges tr.edge-out")
     assert "User prefers window seats." in page.locator("#id_content").input_value()
     assert "User prefers aisle seats on long flights." in page.locator("#memory-edges tr.edge-out").inner_text()
+
+
+def test_review_queue_context_belongs_to_the_item(laptop, shot):
+    page = laptop
+    workspace = WorkspaceFactory(name="Travel", slug="travel", requires_review=True)
+    conversation = Conversation.objects.create(workspace=workspace, external_id="trip:u-ana:c1", message_count=12)
+    branch = Branch.objects.create(conversation=conversation, name="main", next_floor_no=13)
+    messages = [
+        Message.objects.create(workspace=workspace, conversation=conversation, branch=branch, floor_no=i + 1,
+                               role="user" if i % 2 == 0 else "assistant", content=f"Floor {i + 1}: words of turn {i + 1}.")
+        for i in range(12)
+    ]
+    MemoryItemFactory(workspace=workspace, content="User prefers window seats.", status="pending", confidence=0.3,
+                      source_message_id=messages[10].pk, sources=[messages[10].pk])
+    MemoryItemFactory(workspace=workspace, content="Facts: the trip, the seats, the dates.", status="pending",
+                      confidence=0.5, type="summary", summary_tier="micro", coverage_start_floor_no=1,
+                      coverage_end_floor_no=12, source_message_id=messages[11].pk, sources=[m.pk for m in messages[::2]])
+    home(page)
+    page.click("#console-shortcuts a:has-text('Review queue')")
+    page.wait_for_selector("#result_list")
+    fits(page)
+    shot(page, "1280_fixes_review_queue")
+    rows = page.locator("#result_list tbody tr")
+    fact_row, summary_row = rows.nth(0).inner_text(), rows.nth(1).inner_text()
+    assert "Floor 11: words of turn 11." in fact_row and "Floor 10: words" in fact_row
+    assert "Floor 12" not in fact_row and "Floor 9" not in fact_row
+    assert "summarizes floors 1–12" in summary_row and "6 source messages" in summary_row
+    assert "Floor 12" not in summary_row and "3 more source floors" in summary_row
+    rows.nth(1).locator("a:has-text('Facts: the trip')").click()
+    page.wait_for_selector("#review-context")
+    fits(page)
+    shot(page, "1280_fixes_review_item")
+    panel = page.locator("#review-context").inner_text()
+    assert all(f"Floor {n}: words" in panel for n in (1, 3, 5, 7, 9, 11)) and "Floor 12" not in panel
+    # The span's link opens the conversation at the floors it covers.
+    page.click("#review-context .context-span a")
+    page.wait_for_selector("#floors .floor")
+    assert "floor-" in page.url
