@@ -11,6 +11,7 @@ from django.http import Http404, HttpResponseRedirect
 from django.urls import path, reverse
 
 import memories.admin.batch as batch
+import memories.admin.redact_history as redact_history
 import memories.admin.redaction as redaction
 from accounts.actors import Actor
 from accounts.admin_scope import WorkspaceScopedAdmin
@@ -402,7 +403,7 @@ class MemoryAdminBase(WorkspaceScopedAdmin, ContentFreeLogMixin, MemoryColumns, 
 
     @admin.action(description="Redact the history of selected memories…", permissions=["redact"])
     def redact_history(self, request, queryset):
-        return redaction.redact_history_action(self, request, queryset)
+        return redact_history.redact_history_action(self, request, queryset)
 
 
 @admin.register(MemoryItem)

@@ -12,17 +12,13 @@ from django.urls import reverse
 
 from accounts.actors import Actor
 from accounts.admin_scope import visible_workspaces
-from accounts.models import Workspace
-from memories.admin.batch import ids_by_workspace
 from memories.admin.forms import RedactAndReplaceForm, RedactEverywhereForm
 from memories.admin.labels import actor_names
-from memories.admin.outcomes import Outcome, confirmation_page
 from memories.models import MemoryItem, MemoryVersion
 from memories.services.items import memory_item_restore
 from memories.services.lineage.erase import (
     memory_redact_and_replace_following_lineage,
     memory_version_redact_following_lineage,
-    memory_versions_redact_following_lineage,
 )
 from memories.services.lineage.find import memory_descendants
 from memories.services.lineage.text import workspace_text_occurrences, workspace_text_redact
@@ -238,59 +234,6 @@ def _confirm(modeladmin, request, *, title, question, versions, item, head: bool
         "media": modeladmin.media,
     }
     return TemplateResponse(request, "admin/memories/memoryversion/redact_confirmation.html", context)
-
-
-def redact_history_action(modeladmin, request, queryset):
-    """The changelist action: redact every non-head version of the selected memories."""
-    memory_ids = list(queryset.values_list("pk", flat=True))
-    if request.POST.get("post") != "yes":
-        versions = redactable_versions(memory_ids)
-        derived = set()
-        # Ids per workspace are all the preview needs (not the items' rows).
-        groups = ids_by_workspace(queryset.order_by().values_list("pk", "workspace_id"))
-        workspaces = Workspace.objects.in_bulk(list(groups))
-        for workspace_id, ids in groups.items():
-            derived.update(memory_descendants(workspace=workspaces[workspace_id], memory_ids=ids))
-        derived -= set(memory_ids)
-        return confirmation_page(
-            modeladmin,
-            request,
-            queryset,
-            action="redact_history",
-            title="Redact memory history",
-            question=(
-                f"Clear the content of these {len(versions)} version(s) for good? The current version of each "
-                "live memory is kept (replace its content first to clear it). This cannot be undone."
-                + (f" This text also appears in {len(derived)} memory(ies) derived from them, which will be "
-                   "erased and derived again from what remains." if derived else "")
-            ),
-            rows=version_rows(versions),
-            extra={"columns": VERSION_COLUMNS, "confirm_label": "Yes, redact these versions"},
-        )
-    actor = Actor.for_user(request.user.pk)
-    outcome = Outcome("Redact")
-    holding_text = {version.memory_id for version in redactable_versions(memory_ids)}
-    rows = MemoryItem.objects.filter(pk__in=memory_ids).select_related("workspace").only(
-        "pk", "scope", "scope_id", "workspace")
-    for workspace, items in _items_by_workspace(rows):
-        # Nothing left to clear where every earlier version is already redacted.
-        to_redact = [item for item in items if item.pk in holding_text]
-        outcome.skipped += len(items) - len(to_redact)
-        redacted, refused, _report = memory_versions_redact_following_lineage(
-            workspace=workspace, actor=actor, items=to_redact)
-        outcome.succeeded += len(redacted)
-        for _item, error in refused:
-            outcome.fail(error)
-    outcome.report(modeladmin, request)
-    return None
-
-
-def _items_by_workspace(items) -> list[tuple[object, list[MemoryItem]]]:
-    """`items` (with their workspace selected) grouped by workspace."""
-    groups: dict[str, tuple[object, list[MemoryItem]]] = {}
-    for item in items:
-        groups.setdefault(item.workspace_id, (item.workspace, []))[1].append(item)
-    return list(groups.values())
 
 
 def redact_everywhere_view(modeladmin, request):

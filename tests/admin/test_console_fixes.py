@@ -15,7 +15,8 @@ from django.urls import reverse
 
 from accounts.services import workspace_membership_add
 from conversations.models import Branch, Conversation, Message
-from memories.models import MemoryEdge
+from memories.models import MemoryEdge, MemoryItem, MemoryVersion
+from tests.admin.helpers import only_message, run_action
 from tests.factories import MemoryItemFactory
 
 pytestmark = pytest.mark.django_db
@@ -131,3 +132,50 @@ def test_review_queue_shows_the_floors_an_item_came_from(admin_client, review_wo
     assert all(f"Floor {n}: words" in panel for n in (1, 3, 5, 7, 9, 11))
     assert "Floor 12: words" not in panel and "more source floor" not in panel
     assert "Summarizes floors 1–12" in page
+
+
+def test_redact_history_of_a_one_version_memory_offers_its_current_content(admin_client, make_memory):
+    url = reverse("admin:memories_memoryitem_changelist")
+    item = make_memory("Card 4111 1111 1111 1111 on file.")
+    html = run_action(admin_client, url, "redact_history", [item.pk]).content.decode()
+    assert "Nothing to do" not in html
+    assert "no earlier version holding text" in html and "Card 4111 1111 1111 1111 on file." in html
+    assert 'id="redact-current"' in html and "Yes, redact the current content (1 memory)" in html
+    assert 'id="redact-history-only"' not in html
+    assert MemoryVersion.objects.get(memory_id=item.pk).content  # nothing changed yet
+    response = run_action(admin_client, url, "redact_history", [item.pk], confirm=True, redact="current")
+    assert only_message(response) == ("success", "Redact: 1 succeeded, 0 skipped, 0 failed.")
+    item.refresh_from_db()
+    assert item.content == "[redacted]" and item.version == 2
+    v1, v2 = MemoryVersion.objects.filter(memory_id=item.pk).order_by("version")
+    assert v1.content is None and v1.redacted_by_type == "user" and v2.content == "[redacted]"
+    # Nothing left: the page says so instead of offering a redaction.
+    html = run_action(admin_client, url, "redact_history", [item.pk]).content.decode()
+    assert "already cleared" in html and 'id="redact-current"' not in html
+
+
+def test_redact_history_and_current_content_together(admin_client, make_memory, edit_memory):
+    url = reverse("admin:memories_memoryitem_changelist")
+    edited = make_memory("Card 4111 on file.")
+    edit_memory(edited, content="Card 4111 on file, expires 2027.")
+    single = make_memory("Locker code 4711.")
+    html = run_action(admin_client, url, "redact_history", [edited.pk, single.pk]).content.decode()
+    assert "Yes, redact 1 earlier version" in html and "Redact the current content too (2 memories)" in html
+    # History only: the current versions stay, as the button says.
+    response = run_action(admin_client, url, "redact_history", [edited.pk, single.pk], confirm=True, redact="history")
+    assert only_message(response) == ("success", "Redact: 1 succeeded, 1 skipped, 0 failed.")
+    assert MemoryItem.objects.get(pk=single.pk).content == "Locker code 4711."
+    response = run_action(admin_client, url, "redact_history", [edited.pk, single.pk], confirm=True, redact="current")
+    assert only_message(response) == ("success", "Redact: 2 succeeded, 0 skipped, 0 failed.")
+    assert not MemoryVersion.objects.filter(memory_id__in=[edited.pk, single.pk], content__contains="4").exists()
+
+
+def test_redacting_current_content_needs_the_change_permission(make_memory, django_user_model, workspace):
+    url = reverse("admin:memories_memoryitem_changelist")
+    item = make_memory("Locker code 4711.")
+    client = _staff_client(django_user_model, workspace, "redactor", ["view_memoryitem", "redact_memoryversion"])
+    html = run_action(client, url, "redact_history", [item.pk]).content.decode()
+    assert "You may not change these memories" in html and 'id="redact-current"' not in html
+    response = run_action(client, url, "redact_history", [item.pk], confirm=True, redact="current")
+    assert response.status_code == 403
+    assert MemoryItem.objects.get(pk=item.pk).content == "Locker code 4711."

@@ -103,7 +103,7 @@ def test_redact_history_lists_exactly_what_it_clears(admin_client, make_memory, 
     v1, v2, v3 = MemoryVersion.objects.filter(memory_id=item.pk).order_by("version")
     assert v1.pk in html and v2.pk in html
     assert v3.pk not in html  # the live head stays
-    assert "these 2 version(s)" in html
+    assert "these 2 earlier versions" in html
     assert MemoryVersion.objects.filter(redacted_at__isnull=False).count() == 0
     response = run_action(admin_client, URL, "redact_history", [item.pk, untouched.pk], confirm=True)
     assert only_message(response) == ("success", "Redact: 1 succeeded, 1 skipped, 0 failed.")

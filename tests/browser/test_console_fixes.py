@@ -200,3 +200,30 @@ def test_review_queue_context_belongs_to_the_item(laptop, shot):
     page.click("#review-context .context-span a")
     page.wait_for_selector("#floors .floor")
     assert "floor-" in page.url
+
+
+def test_redact_history_of_a_one_version_memory_is_no_dead_end(laptop, shot):
+    page = laptop
+    workspace = WorkspaceFactory(name="Careful Health", slug="careful")
+    item = MemoryItemFactory(workspace=workspace, content="Card number 4111 1111 1111 1111 on file.", fact_key="user.card")
+    home(page)
+    page.click("#console-shortcuts a:has-text('Memories')")
+    page.wait_for_selector("#result_list")
+    page.locator("#result_list tbody tr", has_text="Card number 4111").locator("input.action-select").check()
+    page.select_option("select[name=action]", "redact_history")
+    page.click("button[name=index]")
+    page.wait_for_selector("#redact-history")
+    fits(page)
+    shot(page, "1280_fixes_redact_history_one_version")
+    text = page.locator("#redact-history").inner_text()
+    assert "Nothing to do" not in text and "4111 1111" in page.locator("#current-content").inner_text()
+    page.click("#redact-current")
+    page.wait_for_selector("ul.messagelist li.success")
+    assert "1 succeeded" in page.locator("ul.messagelist").inner_text()
+    page.click("#result_list a:has-text('[redacted]')")
+    page.wait_for_selector("#memory-history")
+    assert page.locator("#id_content").input_value() == "[redacted]"
+    assert page.locator("#memory-history .redacted-note").count() == 1
+    assert "4111" not in page.content()
+    item.refresh_from_db()
+    assert item.content == "[redacted]"
