@@ -40,14 +40,11 @@ from tqdm import tqdm
 
 from accounts.models import ApiKey, Workspace
 from memory_project.errors import ConflictError, NotFoundError, ValidationError
+from memory_project.user_text import is_verbatim
 
 FORMAT = "memory-service-workspace"
 FORMAT_VERSION = 1
 EXPORT_CHUNK_SIZE = 2000
-
-# Columns holding what a user or framework wrote verbatim. A copy re-issues ids,
-# but never rewrites these: their hashes and meaning must not change.
-VERBATIM_FIELDS = {"content", "entry", "checkpoint", "value", "content_sha256", "key_hash", "prefix"}
 
 # Tables that hold a workspace key but describe the installation rather than the
 # workspace's data: an operator's membership names a staff user of this
@@ -395,7 +392,9 @@ def _build(
             else:
                 raw = remap.ids.get(raw, raw) if remap.active else raw
                 references.add((target_label, _decode(target._meta.pk, raw) if not target._meta.pk.is_relation else raw))
-        elif raw is not None and remap.active and f.name not in VERBATIM_FIELDS:
+        elif raw is not None and remap.active and not is_verbatim(model._meta.label, f.name):
+            # A copy re-issues ids, but never rewrites what a caller wrote
+            # verbatim (the registry says which): its hash and meaning stay.
             if f.primary_key:
                 raw = remap.ids.get(raw, raw)
             elif isinstance(f, models.JSONField):

@@ -15,4 +15,5 @@ declare(
     "conversations.Message",
     erase={"content": Erase.LINEAGE, "metadata": Erase.SCRUB},
     no_user_text=["id", "role", "idempotency_key"],
+    verbatim=["content"],
 )

@@ -12,10 +12,12 @@ declare(
     "memories.MemoryItem",
     erase={"content": Erase.LINEAGE, "fact_key": Erase.SCRUB, "path": Erase.SCRUB},
     no_user_text=IDS_AND_CHOICES,
+    verbatim=["content"],
 )
 declare(
     "memories.MemoryVersion",
     erase={"content": Erase.LINEAGE, "path": Erase.SCRUB, "attributes": Erase.SCRUB},
+    verbatim=["content"],
     no_user_text=["id", "memory_id", "operation", "content_sha256", "actor_type", "actor_api_key_id",
                   "actor_session_id", "actor_job_id", "redacted_by_type", "redacted_by_api_key_id",
                   "redacted_by_session_id", "redacted_by_job_id"],

@@ -10,7 +10,13 @@ that is neither, so a table added later cannot escape erasure unnoticed.
 
 Readers of the registry: `memories.services.text_sweep` (redact a text
 everywhere and count where it is), `memory_project.erasure` (the tables an
-erasure rewrites on disk), and the planted-secret scan of the test suite.
+erasure rewrites on disk), `accounts.backup` (a copy of a workspace re-issues
+the ids inside every column but the verbatim ones), and the planted-secret
+scan of the test suite.
+
+A column is `verbatim` when it holds what a caller wrote exactly as written
+(a message, a memory's content, a framework's serialized state): nothing
+rewrites it, not even a copy that re-issues the ids its text may mention.
 
 How a column is erased (`Erase`):
 
@@ -71,15 +77,22 @@ class IndexTable:
 
 _columns: dict[tuple[str, str], TextColumn] = {}
 _no_user_text: set[tuple[str, str]] = set()
+_verbatim: set[tuple[str, str]] = set()
 _index_tables: dict[str, IndexTable] = {}
 _loaded = False
 
 
-def declare(model: str, *, erase: dict[str, Erase] | None = None, no_user_text: Iterable[str] = ()) -> None:
+def declare(model: str, *, erase: dict[str, Erase] | None = None, no_user_text: Iterable[str] = (),
+            verbatim: Iterable[str] = ()) -> None:
     """Declare a model's columns: `erase` maps a field that can hold user text
-    to how it is erased; `no_user_text` names fields that cannot."""
+    to how it is erased; `no_user_text` names fields that cannot; `verbatim`
+    names those of `erase` kept exactly as the caller wrote them."""
     for name, how in (erase or {}).items():
         _columns[(model, name)] = TextColumn(model, name, Erase(how))
+    for name in verbatim:
+        if (model, name) not in _columns:
+            raise ValueError(f"{model}.{name}: a verbatim column is a declared user-text column")
+        _verbatim.add((model, name))
     for name in no_user_text:
         _no_user_text.add((model, name))
 
@@ -103,6 +116,11 @@ def text_columns(erase: Erase | None = None) -> list[TextColumn]:
 def index_tables() -> list[IndexTable]:
     _load()
     return list(_index_tables.values())
+
+
+def is_verbatim(model: str, field: str) -> bool:
+    _load()
+    return (model, field) in _verbatim
 
 
 def is_declared(model: str, field: str) -> bool:

@@ -296,3 +296,18 @@ def test_operator_memberships_stay_with_the_installation(workspace, django_user_
     operator = django_user_model.objects.create_user("operator", password="x", is_staff=True)
     workspace_membership_add(user=operator, workspace=workspace)
     assert "workspacemembership" not in _export(workspace.slug)
+
+
+def test_a_copy_reissues_ids_in_metadata_but_never_rewrites_verbatim_text(workspace):
+    """A message that quotes one of the workspace's own ids keeps its words
+    in a copy (the registry marks `content` verbatim), while the same id in
+    its metadata is re-issued with the row it names."""
+    from conversations.services import message_append
+
+    first = message_append(workspace=workspace, external_id="ids", role="user", content="Hello.").message
+    quoted = message_append(workspace=workspace, external_id="ids", role="user",
+                            content=f"Please look at {first.pk} again.", metadata={"see": first.pk}).message
+    copy = backup.workspace_import(lines=io.StringIO(_export(workspace.slug)), into="ids-copy").workspace
+    new_first, copied = cm.Message.objects.filter(workspace=copy).order_by("floor_no")
+    assert copied.content == quoted.content
+    assert copied.metadata == {"see": new_first.pk} and new_first.pk != first.pk
