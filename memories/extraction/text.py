@@ -210,7 +210,7 @@ def turn_sentences(text: str) -> tuple[tuple[str, bool], ...]:
 
 def normalize_space(text: str) -> str:
     # str.split() splits on exactly what `\s` matches (Unicode white space),
-    # about twice as fast as the pattern.
+    # without a regular expression.
     return " ".join(unicodedata.normalize("NFKC", text).split())
 
 

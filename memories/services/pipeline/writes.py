@@ -117,7 +117,7 @@ def live_items(*, workspace, scope: str, scope_id: str, type: str):  # noqa: A00
 def _new_item(*, workspace, job: MemoryJob, scope: str, scope_id: str, type: str, content: str,  # noqa: A002
               lifecycle: str, sources: list[str], **fields) -> MemoryItem:
     content_sha256, content_size_bytes = content_fingerprint(content)
-    # Built positionally (`new_object`, about twice as fast as keywords): a
+    # Built positionally (`new_object`, cheaper than keywords): a
     # catch-up builds one for every memory it writes. The workspace and job
     # are set as objects too, as keyword construction would have cached them.
     item = new_object(MemoryItem, workspace_id=workspace.pk, scope=scope, scope_id=scope_id,
