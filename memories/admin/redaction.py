@@ -14,6 +14,7 @@ from accounts.actors import Actor
 from accounts.admin_scope import visible_workspaces
 from memories.admin.forms import RedactAndReplaceForm, RedactEverywhereForm
 from memories.admin.labels import actor_names
+from memories.admin.text_places import places_sentence, text_places
 from memories.models import MemoryItem, MemoryVersion
 from memories.services.items import memory_item_restore
 from memories.services.lineage.erase import (
@@ -261,29 +262,32 @@ def redact_everywhere_view(modeladmin, request):
                 except DomainError as error:
                     modeladmin.message_user(request, f"Not redacted: {error.message}", messages.ERROR)
                 else:
-                    lineage = result["lineage"]
+                    # The preview's counts, taken again as the redaction
+                    # began, and what is left after it: never the text itself
+                    # (a message is kept in the session).
+                    derived = len(result["derived_ids"])
+                    left = result["left"]
                     modeladmin.message_user(
                         request,
-                        f"Redacted the text in {result['messages_redacted']} message(s) and "
-                        f"{result['memories_replaced']} memory(ies); {result['versions_redacted']} more version(s) "
-                        f"cleared; {lineage['memories_deleted']} derived memory(ies) erased and "
-                        f"{lineage['summaries_cleared']} rolling summary(ies) cleared.",
-                        messages.SUCCESS,
+                        f"Redacted the text everywhere in {workspace.name}: it was in "
+                        f"{places_sentence(result['found'])}"
+                        + (f"; {derived} memor{'y' if derived == 1 else 'ies'} derived from what held it erased and "
+                           "derived again" if derived else "")
+                        + (f". It is still in {places_sentence(left)}." if left else ". None of it is left."),
+                        messages.WARNING if left else messages.SUCCESS,
                     )
                 return HttpResponseRedirect(changelist)
             occurrences = workspace_text_occurrences(workspace=workspace, text=text, messages=True)
-            derived = [*occurrences.derived_ids, *occurrences.message_derived_ids]
+            # The same sets the redaction reports (`workspace_text_redact`).
+            derived = sorted({*occurrences.derived_ids, *occurrences.message_derived_ids})
             items = list(
                 MemoryItem.objects.filter(pk__in=[*occurrences.memory_ids, *derived])
                 .only("pk", "type", "summary_tier", "content").order_by("pk")
             )
             found = {
-                "memories": len(occurrences.memory_ids),
+                "places": text_places(occurrences.columns),
+                "sentence": places_sentence(occurrences.columns),
                 "derived": len(derived),
-                "also": len(occurrences.memory_ids) + len(derived),
-                "versions": len(occurrences.version_ids),
-                "rolling": len(occurrences.rolling_states),
-                "messages": len(occurrences.message_ids),
                 "rows": derived_rows(items),
             }
             data = form.cleaned_data.copy()

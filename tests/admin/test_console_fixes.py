@@ -18,6 +18,7 @@ from conversations.models import Branch, Conversation, Message
 from memories.models import MemoryEdge, MemoryItem, MemoryVersion
 from tests.admin.helpers import only_message, run_action
 from tests.factories import MemoryItemFactory
+from tests.memories.pipeline_helpers import eager_celery
 
 pytestmark = pytest.mark.django_db
 
@@ -179,3 +180,29 @@ def test_redacting_current_content_needs_the_change_permission(make_memory, djan
     response = run_action(client, url, "redact_history", [item.pk], confirm=True, redact="current")
     assert response.status_code == 403
     assert MemoryItem.objects.get(pk=item.pk).content == "Locker code 4711."
+
+
+def test_redact_everywhere_counts_a_reworded_derived_memory_in_preview_and_result(
+        admin_client, workspace, django_capture_on_commit_callbacks):
+    conversation = Conversation.objects.create(workspace=workspace, external_id="support:u1:c2", message_count=1)
+    branch = Branch.objects.create(conversation=conversation, name="main", next_floor_no=2)
+    message = Message.objects.create(workspace=workspace, conversation=conversation, branch=branch, floor_no=1,
+                                     role="user", content="My locker code is 4711-9923.")
+    # Made from the message, in other words: no search finds the text in it.
+    reworded = MemoryItemFactory(workspace=workspace, content="The user has a locker.", source_message_id=message.pk,
+                                 scope="chat", scope_id="support:u1:c2",
+                                 sources=[message.pk])
+    url = reverse("admin:memories_memoryitem_redact_everywhere")
+    page = admin_client.post(url, {"workspace": workspace.pk, "text": "4711-9923"}).content.decode()
+    sentence = re.search(r'It is in <span id="found-sentence">([^<]+)</span>', page).group(1)
+    assert sentence == "1 message"
+    question = page[page.index("confirm-question"):page.index("text-places")]
+    assert "; 1 memory derived from what holds it" in question, question
+    assert reworded.pk in page
+    with eager_celery(), django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(url, {"workspace": workspace.pk, "text": "4711-9923", "confirmed": "True",
+                                           "post": "yes"}, follow=True)
+    assert only_message(response) == ("success", "Redacted the text everywhere in Acme: it was in 1 message; "
+                                                 "1 memory derived from what held it erased and derived again. "
+                                                 "None of it is left.")
+    assert not MemoryItem.objects.filter(pk=reworded.pk).exists()

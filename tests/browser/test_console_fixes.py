@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from accounts.actors import Actor
 from conversations.models import Branch, Conversation, Message
 from memories.models import MemoryEdge, MemoryJob, ScopeState
+from memories.services.items import memory_item_update
 from tests.factories import MemoryItemFactory, WorkspaceFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -227,3 +229,33 @@ def test_redact_history_of_a_one_version_memory_is_no_dead_end(laptop, shot):
     assert "4111" not in page.content()
     item.refresh_from_db()
     assert item.content == "[redacted]"
+
+
+def test_redact_everywhere_result_says_what_the_preview_said(laptop, shot):
+    page = laptop
+    workspace = WorkspaceFactory(name="Careful Health", slug="careful")
+    conversation = Conversation.objects.create(workspace=workspace, external_id="support:u1:c2", message_count=1)
+    branch = Branch.objects.create(conversation=conversation, name="main", next_floor_no=2)
+    Message.objects.create(workspace=workspace, conversation=conversation, branch=branch, floor_no=1, role="user",
+                           content="My locker code is 4711-9923.")
+    item = MemoryItemFactory(workspace=workspace, content="Locker code 4711-9923.", fact_key="user.locker")
+    memory_item_update(workspace=workspace, actor=Actor.system(), memory_id=item.pk,
+                       changes={"content": "Locker code 4711-9923, second floor."})
+    home(page)
+    page.click("#console-shortcuts a:has-text('Memories')")
+    page.click(".object-tools a:has-text('Redact a text everywhere')")
+    page.wait_for_selector("#redact-everywhere-form")
+    page.select_option("#id_workspace", label="Careful Health")
+    page.fill("#id_text", "4711-9923")
+    page.click("input[type=submit][value='Find where it appears']")
+    page.wait_for_selector("#text-places")
+    fits(page)
+    shot(page, "1280_fixes_redact_everywhere_preview")
+    sentence = page.locator("#found-sentence").inner_text()
+    assert sentence == "1 message, 1 memory and 2 memory versions"
+    page.click("input[type=submit][value='Yes, redact everywhere']")
+    page.wait_for_selector("ul.messagelist li.success")
+    shot(page, "1280_fixes_redact_everywhere_result")
+    result = page.locator("ul.messagelist li.success").inner_text()
+    assert f"it was in {sentence}. None of it is left." in result
+    assert "4711" not in result

@@ -8,8 +8,10 @@ in `export_workspace`. What remains is derived again."""
 
 from __future__ import annotations
 
+import html
 import io
 import json
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -397,16 +399,41 @@ def test_admin_redact_everywhere(admin_client, api, workspace, other_workspace, 
     url = "/admin/memories/memoryitem/redact_everywhere/"
     assert "Redact a text everywhere" in admin_client.get("/admin/memories/memoryitem/").content.decode()
     secret = SECRETS[case]
+    found = workspace_text_occurrences(workspace=workspace, text=secret, messages=True)
     page = admin_client.post(url, {"workspace": workspace.pk, "text": secret}).content.decode()
-    assert "This text also appears in 3 memories" in page  # the fact, the micro, the macro
-    assert "3 memories whose content holds it" in page and "0 more memories derived from those" in page
-    assert "1 message:" in page and "Yes, redact everywhere" in page
+    sentence = html.unescape(re.search(r'It is in <span id="found-sentence">([^<]+)</span>', page).group(1))
+    # Every registered column holding it, counted once, in the registry's words.
+    assert "1 message" in sentence and "3 memories" in sentence  # the fact, the micro, the macro
+    assert f"{found.columns['memories_memoryversion.content']} memory versions" in sentence
+    places = re.findall(r"<tr><td>([^<]+)</td><td>(\d+)</td>", page[page.index('id="text-places"'):])
+    assert sum(int(count) for _name, count in places) == sum(found.columns.values())
+    derived = len({*found.derived_ids, *found.message_derived_ids})
+    assert "Yes, redact everywhere" in page
     assert tables_holding(secret)  # nothing changed yet
     with eager_celery(), override_settings(**PIPELINE):
         response = admin_client.post(url, {"workspace": workspace.pk, "text": secret, "confirmed": "True",
                                            "post": "yes"}, follow=True)
-    assert "Redacted the text in 1 message(s)" in response.content.decode()
+    # The result counts what the preview counted, in the same words, and
+    # says what is left; it never quotes the text.
+    ((level, text),) = [(m.level_tag, str(m)) for m in response.context["messages"]]
+    assert level == "success", text
+    assert f"it was in {sentence}" in text and text.endswith("None of it is left.")
+    if derived:
+        assert f"; {derived} memor{'y' if derived == 1 else 'ies'} derived from what held it erased" in text
+    else:
+        assert "derived from what held it" not in text
+    assert secret not in text
     assert_gone(api, workspace, case)
+
+
+def test_redact_everywhere_reports_what_its_preview_counted(api, workspace, case, flowed, admin_user):
+    secret = SECRETS[case]
+    preview = workspace_text_occurrences(workspace=workspace, text=secret, messages=True)
+    with eager_celery(), override_settings(**PIPELINE):
+        result = workspace_text_redact(workspace=workspace, actor=Actor.for_user(admin_user.pk), text=secret)
+    assert result["found"] == preview.columns and result["found"]
+    assert result["derived_ids"] == sorted({*preview.derived_ids, *preview.message_derived_ids})
+    assert result["left"] == {}
 
 
 def test_admin_redact_everywhere_needs_both_permissions(client, django_user_model, workspace):

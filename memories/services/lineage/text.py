@@ -97,9 +97,15 @@ def workspace_text_redact(*, workspace, actor: Actor, text: str) -> dict[str, An
     holding it gets the text replaced by a mark (a new version) and all its
     earlier versions redacted; other versions holding it are redacted;
     summaries compacted from those memories are erased and re-derived;
-    rolling summaries quoting it are cleared. Returns counts."""
+    rolling summaries quoting it are cleared. Returns counts: `found` and
+    `left` are `text_sweep_count` before and after (what the preview counts),
+    `derived_ids` the memories made from what held it, erased and derived
+    again."""
 
     text = clean_redact_text(text)
+    # Where the text is before anything changes, counted as the preview
+    # counts it (the user-text registry's columns), and where it is after.
+    before = workspace_text_occurrences(workspace=workspace, text=text, messages=True)
     report = LineageReport()
     # Messages first, each in its own commit: their receivers run after it.
     messages = _messages_redact(workspace=workspace, actor=actor, text=text, report=report)
@@ -141,6 +147,9 @@ def workspace_text_redact(*, workspace, actor: Actor, text: str) -> dict[str, An
         swept = text_sweep_erase(workspace=workspace, text=text)
         indexes_purge()
     return {
+        "found": before.columns,
+        "derived_ids": sorted({*before.derived_ids, *before.message_derived_ids}),
+        "left": text_sweep_count(workspace=workspace, text=text),
         "memories_replaced": replaced,
         "versions_redacted": versions,
         "messages_redacted": messages,
