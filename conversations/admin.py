@@ -97,7 +97,8 @@ class ConversationAdmin(WorkspaceScopedAdmin, admin.ModelAdmin):
 
     @admin.display(description="metadata")
     def metadata_display(self, obj) -> str:
-        shown = {k: v for k, v in (obj.metadata or {}).items() if k != "summary"}
+        # The summary and the floor it reaches have a panel of their own.
+        shown = {k: v for k, v in (obj.metadata or {}).items() if k not in ("summary", "summarized_until")}
         return format_html('<div class="error-full">{}</div>', json.dumps(shown, ensure_ascii=False, indent=2))
 
     def floor_memories(self, request, *, conversation: Conversation, messages: list, branch_names: list[str]

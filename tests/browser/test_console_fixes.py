@@ -133,6 +133,14 @@ def test_conversation_page_dates_and_summary_floor(laptop, shot, pipeline_rows):
     shot(page, "1280_fixes_conversation")
     heading = page.locator("#rolling-summary h2").inner_text()
     assert "until floor 2" in heading and "msg_" not in heading
+    # The floor's link reads on the heading's bar: the colour of the words
+    # around it, not the page's link colour (which vanished on the bar).
+    around, link, bar = page.evaluate("""() => { const a = document.querySelector('#rolling-summary h2 a');
+        const h = a.closest('h2');
+        return [getComputedStyle(a.parentElement).color, getComputedStyle(a).color,
+                getComputedStyle(h).backgroundColor]; }""")
+    assert link == around and link != bar, (around, link, bar)
+    assert "msg_" not in page.locator(".field-metadata_display").inner_text()
     conversation = pipeline_rows["conversation"]
     created = page.locator(".field-created_at .readonly").inner_text()
     assert created == f"{conversation.created_at:%Y-%m-%d %H:%M:%S}"
