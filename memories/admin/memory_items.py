@@ -33,7 +33,7 @@ from memories.admin.forms import MemoryCreateForm, MemoryItemForm
 from memories.admin.history import conversation_floor_url, item_edges, scope_conversation, source_floor, version_history
 from memories.admin.logging import ContentFreeLogMixin
 from memories.admin.outcomes import confirmation_page
-from memories.admin.visibility import HIDDEN_TEXT, approved_only
+from memories.admin.visibility import HIDDEN_TEXT, approved_only, hide_unapproved
 from memories.models import MemoryItem, MemoryVersion, Scope
 from memories.services.items import memory_item_create, memory_item_update
 from memories.services.lineage.erase import memory_delete_following_lineage
@@ -104,7 +104,7 @@ class MemoryAdminBase(WorkspaceScopedAdmin, ContentFreeLogMixin, MemoryColumns, 
     change_form_template = "admin/memories/memoryitem/change_form.html"
 
     def get_queryset(self, request):
-        queryset = super().get_queryset(request)
+        queryset = hide_unapproved(request, super().get_queryset(request))
         match = getattr(request, "resolver_match", None)
         if match is not None and match.url_name and match.url_name.endswith("_changelist"):
             return changelist_queryset(queryset)

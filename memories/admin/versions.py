@@ -17,6 +17,7 @@ from memories.admin.labels import ActorNames, actor_names
 from memories.admin.logging import ContentFreeLogMixin
 from memories.admin.outcomes import Outcome, confirmation_page
 from memories.admin.redaction import VERSION_COLUMNS, version_rows
+from memories.admin.visibility import hide_unapproved
 from memories.models import MemoryEdge, MemoryItem, MemoryVersion
 from memories.services.edges import memory_edge_create, memory_edge_delete, memory_edge_update
 from memories.services.items import memory_item_restore
@@ -60,7 +61,7 @@ class MemoryVersionAdmin(WorkspaceScopedAdmin, ContentFreeLogMixin, admin.ModelA
     readonly_fields = fields
 
     def get_queryset(self, request):
-        queryset = super().get_queryset(request)
+        queryset = hide_unapproved(request, super().get_queryset(request), versions=True)
         match = getattr(request, "resolver_match", None)
         if match is not None and (match.url_name or "").endswith("_changelist"):
             queryset = queryset.defer("content", "attributes", "path")

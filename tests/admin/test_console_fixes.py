@@ -95,6 +95,39 @@ def test_edges_hide_unapproved_text_from_operators_who_do_not_review(review_work
     assert "Pending: locker code 4711." in html
 
 
+def test_lists_pages_and_versions_leave_out_unapproved_memories_for_operators_who_do_not_review(
+        review_workspace, django_user_model):
+    """Whoever does not review sees no memory that awaits review (or was
+    rejected from it) in a workspace that requires review: not in the list,
+    not by a search, not on its page or its redaction page, not among the
+    versions. A reviewer sees all of them."""
+    approved = MemoryItemFactory(workspace=review_workspace, content="User prefers aisle seats.")
+    pending = MemoryItemFactory(workspace=review_workspace, content="Pending: locker code 4711.", status="pending")
+    rejected = MemoryItemFactory(workspace=review_workspace, content="Rejected: safe code 2288.", status="pending")
+    rejected.lifecycle_status = "deprecated"
+    rejected.status = "deprecated"
+    rejected.save(update_fields=["lifecycle_status", "status"])
+    viewer = ["view_memoryitem", "view_memoryversion", "redact_memoryversion"]
+    client = _staff_client(django_user_model, review_workspace, "viewer", viewer)
+    memories = reverse("admin:memories_memoryitem_changelist")
+    for html in (client.get(memories).content.decode(), client.get(memories, {"q": "code"}).content.decode()):
+        assert "4711" not in html and "2288" not in html and pending.pk not in html and rejected.pk not in html
+    assert approved.pk in client.get(memories).content.decode()
+    for item in (pending, rejected):
+        for url in (reverse("admin:memories_memoryitem_change", args=[item.pk]),
+                    reverse("admin:memories_memoryitem_redact_and_replace", args=[item.pk])):
+            response = client.get(url, follow=True)
+            assert "4711" not in response.content.decode() and "2288" not in response.content.decode()
+    versions = client.get(reverse("admin:memories_memoryversion_changelist")).content.decode()
+    assert pending.pk not in versions and rejected.pk not in versions and approved.pk in versions
+    reviewer = _staff_client(django_user_model, review_workspace, "reviewer",
+                             [*viewer, "view_reviewitem", "change_reviewitem"])
+    html = reviewer.get(memories).content.decode()
+    assert pending.pk in html and rejected.pk in html
+    assert "Pending: locker code 4711." in reviewer.get(
+        reverse("admin:memories_memoryitem_change", args=[pending.pk])).content.decode()
+
+
 def _queue_row(html: str, memory_id: str) -> str:
     start = html.index(f'value="{memory_id}"')
     return html[start:html.index("</tr>", start)]
