@@ -15,6 +15,7 @@ from accounts.admin_scope import visible_workspaces
 from memories.admin.forms import RedactAndReplaceForm, RedactEverywhereForm
 from memories.admin.labels import actor_names
 from memories.admin.text_places import places_sentence, text_places
+from memories.admin.visibility import HIDDEN_TEXT, approved_only, readable_text
 from memories.models import MemoryItem, MemoryVersion
 from memories.services.items import memory_item_restore
 from memories.services.lineage.erase import (
@@ -76,11 +77,16 @@ def derived_memories(item: MemoryItem) -> list[MemoryItem]:
     through lineage): where its text also appears, and what a redaction
     erases and derives again."""
     ids = memory_descendants(workspace=item.workspace, memory_ids=[item.pk])
-    return list(MemoryItem.objects.filter(pk__in=ids).only("pk", "type", "summary_tier", "content").order_by("pk"))
+    return list(MemoryItem.objects.filter(pk__in=ids)
+                .only("pk", "type", "summary_tier", "content", "lifecycle_status").order_by("pk"))
 
 
-def derived_rows(items: list[MemoryItem]) -> list[tuple]:
-    return [(item.pk, item.summary_tier or item.type, item.content[:EXCERPT_CHARS]) for item in items]
+def derived_rows(items: list[MemoryItem], *, approved_only: bool) -> list[tuple]:
+    """(id, kind, excerpt) of each memory; the excerpt withheld where the
+    operator may read only approved memories (`visibility`)."""
+    return [(item.pk, item.summary_tier or item.type,
+             readable_text(item, approved_only=approved_only, text=item.content[:EXCERPT_CHARS]) or HIDDEN_TEXT)
+            for item in items]
 
 
 DERIVED_COLUMNS = ["memory", "kind", "content"]
@@ -214,7 +220,7 @@ def _render_replace(modeladmin, request, item, form, versions, *, confirming: bo
         "columns": VERSION_COLUMNS,
         "rows": version_rows(versions),
         "derived_columns": DERIVED_COLUMNS,
-        "derived_rows": derived_rows(derived_memories(item)),
+        "derived_rows": derived_rows(derived_memories(item), approved_only=approved_only(request, item.workspace)),
         "media": modeladmin.media,
     }
     return TemplateResponse(request, "admin/memories/memoryitem/redact_and_replace.html", context)
@@ -223,7 +229,7 @@ def _render_replace(modeladmin, request, item, form, versions, *, confirming: bo
 def _confirm(modeladmin, request, *, title, question, versions, item, head: bool = False, derived=()):
     context = {
         "derived_columns": DERIVED_COLUMNS,
-        "derived_rows": derived_rows(list(derived)),
+        "derived_rows": derived_rows(list(derived), approved_only=approved_only(request, item.workspace)),
         **modeladmin.admin_site.each_context(request),
         "title": title,
         "question": question,
@@ -282,13 +288,13 @@ def redact_everywhere_view(modeladmin, request):
             derived = sorted({*occurrences.derived_ids, *occurrences.message_derived_ids})
             items = list(
                 MemoryItem.objects.filter(pk__in=[*occurrences.memory_ids, *derived])
-                .only("pk", "type", "summary_tier", "content").order_by("pk")
+                .only("pk", "type", "summary_tier", "content", "lifecycle_status").order_by("pk")
             )
             found = {
                 "places": text_places(occurrences.columns),
                 "sentence": places_sentence(occurrences.columns),
                 "derived": len(derived),
-                "rows": derived_rows(items),
+                "rows": derived_rows(items, approved_only=approved_only(request, workspace)),
             }
             data = form.cleaned_data.copy()
             data["confirmed"] = True

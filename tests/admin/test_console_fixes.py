@@ -239,3 +239,20 @@ def test_redact_everywhere_counts_a_reworded_derived_memory_in_preview_and_resul
                                                  "1 memory derived from what held it erased and derived again. "
                                                  "None of it is left.")
     assert not MemoryItem.objects.filter(pk=reworded.pk).exists()
+
+
+def test_redact_everywhere_preview_withholds_unapproved_text_from_operators_who_do_not_review(
+        review_workspace, django_user_model):
+    """The preview lists the memories holding the text; one awaiting review
+    is named, and its text shown only to a reviewer."""
+    pending = MemoryItemFactory(workspace=review_workspace, content="Pending: the gate code qx9931 and more words.",
+                                status="pending")
+    url = reverse("admin:memories_memoryitem_redact_everywhere")
+    redactor = ["view_memoryitem", "change_memoryitem", "redact_memoryversion"]
+    page = _staff_client(django_user_model, review_workspace, "redactor", redactor).post(
+        url, {"workspace": review_workspace.pk, "text": "qx9931"}).content.decode()
+    assert pending.pk in page and "shown to reviewers only" in page and "the gate code" not in page
+    page = _staff_client(django_user_model, review_workspace, "reviewer",
+                         [*redactor, "view_reviewitem", "change_reviewitem"]).post(
+        url, {"workspace": review_workspace.pk, "text": "qx9931"}).content.decode()
+    assert "the gate code" in page
