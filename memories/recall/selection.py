@@ -289,11 +289,9 @@ def _shortened(line: str, room: int, query: str) -> str:
         units, joiner = list(text), ""
     wanted = {word.strip(".,;:!?\"'()").lower() for word in query.split()} - {""}
 
-    def hits(unit: str) -> int:
-        return int(unit.strip(".,;:!?\"'()").lower() in wanted or (not joiner and unit in query))
+    counts = [int(unit.strip(".,;:!?\"'()").lower() in wanted or (not joiner and unit in query)) for unit in units]
 
     def best_run(length: int) -> str:
-        counts = [hits(unit) for unit in units]
         window = sum(counts[:length])
         best, start = window, 0
         for i in range(1, len(units) - length + 1):
