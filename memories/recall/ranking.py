@@ -181,16 +181,9 @@ def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense: D
         if expansion:
             rankings.append((settings.RECALL_EXPANSION_WEIGHT, expansion))
             _fuse(scored, rankings)
-    threshold = settings.RECALL_MIN_RELEVANCE
-    relevant = []
     for s in scored.values():
         s.relevance = max(s.terms, meaning_evidence(s.dense))
-        # A passage of the conversation's own messages that shares a word of
-        # the query, or of its best entries (the expanded pass), is quoted
-        # evidence whatever its share; found by meaning alone it needs the
-        # threshold like a memory.
-        if s.rank > 0 and (s.relevance >= threshold or (s.hit.kind == RecallKind.PASSAGE and (s.terms > 0 or s.linked))):
-            relevant.append(s)
+    relevant = [s for s in scored.values() if s.rank > 0 and is_relevant(s)]
     return sorted(relevant, key=lambda s: (-s.rank, -s.bm25, s.hit.id))
 
 
@@ -245,6 +238,10 @@ def _expansion(*, workspace_id: str, scope_tokens: Sequence[str], terms: Sequenc
 
 
 def is_relevant(scored: Scored) -> bool:
-    """Whether an entry counts as relevant to the query at all (`rank` returns only those)."""
+    """Whether an entry counts as relevant to the query at all (`rank` returns
+    only those). A passage of the conversation's own messages that shares a
+    word of the query, or of its best entries (the expanded pass), is quoted
+    evidence whatever its share; found by meaning alone it needs the
+    threshold like a memory."""
     return scored.relevance >= settings.RECALL_MIN_RELEVANCE or (
         scored.hit.kind == RecallKind.PASSAGE and (scored.terms > 0 or scored.linked))
