@@ -141,7 +141,7 @@ class _Batch:
         importance = DEADLINE_LOOP_IMPORTANCE if has_deadline(task) else LOOP_IMPORTANCE
         self.loops.append(ExtractedLoop(ref=ref, content=content, importance=importance, floor_no=turn.floor_no,
                                         message_id=turn.message_id, message_ids=[turn.message_id],
-                                        due_date=due.isoformat() if due is not None else None))
+                                        due_date=due))
         self.open.append((ref, content, turn.floor_no))
 
     def close(self, closure_terms: list[str], turn: Turn, *, may_close_bare: bool) -> bool:

@@ -9,7 +9,7 @@ written against the older shapes keep working.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ class ExtractedLoop:
     message_id: str
     message_ids: list[str] = field(default_factory=list)
 
-    due_date: str | None = None  # the ISO day the task is due, when it names one
+    due_date: date | None = None  # the day the task is due, when it names one
 
     def __post_init__(self) -> None:
         if not self.message_ids:

@@ -150,6 +150,7 @@ def to_result(out: ExtractionOut, data: ExtractionInput) -> ExtractionResult:
     floors become message ids, e-mails, URLs and numbers the model spaced out
     are restored as the turns wrote them."""
     by_floor = {t.floor_no: t.message_id for t in data.turns}
+    # A deadline in a task ("by Friday") counts from the day its turn was said (today when unknown).
     said_on = {t.floor_no: t.created_at.date() for t in data.turns if t.created_at is not None}
     known_loops = {loop.id for loop in data.open_loops}
     # The prompt names open tasks T1, T2 ...; a model that answers with the id itself is understood too.
@@ -192,7 +193,7 @@ def to_result(out: ExtractionOut, data: ExtractionInput) -> ExtractionResult:
                       floor_no=loop.floor_no, message_id=by_floor[loop.floor_no],
                       message_ids=[by_floor[loop.floor_no],
                                    *(m for m in ids(loop.floors()) if m != by_floor[loop.floor_no])],
-                      due_date=_due_day(loop.content, said_on.get(loop.floor_no)))
+                      due_date=due_date(loop.content, said_on.get(loop.floor_no) or date.today()))
         for i, loop in enumerate(out.open_loops)
     ]
     # A model that names no floors for its summary is credited with every
@@ -291,9 +292,3 @@ class ChatProvider(LLMProvider):
         )
         return clip(repair_literals(text, "\n".join(summaries)), SUMMARY_MAX_CHARS), usage
 
-
-def _due_day(task: str, said_on) -> str | None:
-    """The ISO day a task names as its deadline, read from the words the
-    model wrote against the day its turn was said (today when unknown)."""
-    found = due_date(task, said_on or date.today())
-    return found.isoformat() if found is not None else None

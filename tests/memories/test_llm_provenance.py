@@ -104,4 +104,5 @@ def test_a_loop_the_model_wrote_carries_the_day_it_is_due():
                                      {"content": "Renew the passport (due 2027-01-15)", "floor_no": 11},
                                      {"content": "Call the bank", "floor_no": 11}]}
     result = to_result(ExtractionOut.model_validate(reply), data)
-    assert [loop.due_date for loop in result.open_loops] == ["2026-11-27", "2027-01-15", None]
+    assert [loop.due_date.isoformat() if loop.due_date else None for loop in result.open_loops] == [
+        "2026-11-27", "2027-01-15", None]

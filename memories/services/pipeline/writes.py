@@ -19,7 +19,6 @@ from __future__ import annotations
 import copy
 import functools
 from dataclasses import dataclass, field
-from datetime import date
 
 from django.db import connection
 from django.utils import timezone
@@ -265,7 +264,7 @@ def write_batch(
             **common, scope=destination.fact_scope, scope_id=destination.fact_scope_id, type=MemoryType.OPEN_LOOP,
             content=loop.content, sources=loop.message_ids, importance=loop.importance, confidence=LOOP_CONFIDENCE,
             source_message_id=loop.message_id, source_floor_id=str(loop.floor_no),
-            due_date=date.fromisoformat(loop.due_date) if loop.due_date else None,
+            due_date=loop.due_date,
         )
         new_items.append(item)
         refs[loop.ref] = item.pk
