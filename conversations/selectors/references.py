@@ -65,12 +65,7 @@ def message_labels(*, message_ids: Iterable[str], head_chars: int | None) -> lis
     name, floor, role[, the head of the stored content]) of the messages: what a
     label in the console names. `head_chars` reads that many characters of the
     stored JSON, not the whole of it."""
-    messages = Message.objects.filter(pk__in=list(message_ids))
-    fields = ["pk", "conversation_id", "conversation__external_id", "branch_id", "branch__name", "floor_no", "role"]
-    if head_chars:
-        messages = messages.annotate(head=Substr(Cast("content", TextField()), 1, head_chars))
-        fields.append("head")
-    return list(messages.values_list(*fields))
+    return _labels(Message.objects.filter(pk__in=list(message_ids)), head_chars)
 
 
 def floor_labels(*, places: Iterable[tuple[int, int]], head_chars: int) -> list[tuple[Any, ...]]:
@@ -81,9 +76,15 @@ def floor_labels(*, places: Iterable[tuple[int, int]], head_chars: int) -> list[
         query |= Q(branch_id=branch_id, floor_no=floor_no)
     if not query:
         return []
+    return _labels(Message.objects.filter(query), head_chars)
+
+
+def _labels(messages, head_chars: int | None) -> list[tuple[Any, ...]]:
     fields = ["pk", "conversation_id", "conversation__external_id", "branch_id", "branch__name", "floor_no", "role"]
-    return list(Message.objects.filter(query).annotate(head=Substr(Cast("content", TextField()), 1, head_chars))
-                .values_list(*fields, "head"))
+    if head_chars:
+        messages = messages.annotate(head=Substr(Cast("content", TextField()), 1, head_chars))
+        fields.append("head")
+    return list(messages.values_list(*fields))
 
 
 def conversation_find(*, workspace_id: str, ref: str) -> Conversation | None:
