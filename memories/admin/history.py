@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from conversations.admin import floor_anchor
 from conversations.selectors.references import conversation_find, message_source
-from memories.admin.labels import ActorNames, actor_names
+from memories.admin.labels import ActorNames, actor_names, short
 from memories.admin.visibility import readable_text
 from memories.models import MemoryEdge, MemoryItem, MemoryVersion
 
@@ -178,8 +178,7 @@ def item_edges(item: MemoryItem, *, approved_only: bool = False) -> tuple[list[E
         )
         for edge in edges:
             other = getattr(edge, other_attr)
-            text = edge.other_excerpt or ""
-            text = text[:EDGE_EXCERPT_CHARS] + ("…" if len(text) > EDGE_EXCERPT_CHARS else "")
+            text = short(edge.other_excerpt or "", EDGE_EXCERPT_CHARS)
             phrases = EDGE_PHRASES.get(edge.relation, (edge.relation, f"{edge.relation} (incoming)"))
             out.append(EdgeRow(
                 edge, other, reverse("admin:memories_memoryitem_change", args=[quote(other.pk)]),

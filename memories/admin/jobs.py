@@ -13,7 +13,7 @@ from django.utils.html import format_html, format_html_join
 
 from accounts.admin_scope import WorkspaceScopedAdmin
 from memories.admin.job_display import job_memories, result_parts, result_summary, took, when
-from memories.admin.labels import id_token, scope_label_html, scope_text, short
+from memories.admin.labels import TOKEN_CHARS, id_token, scope_label_html, scope_text, short
 from memories.admin.outcomes import Outcome
 from memories.models import MemoryJob
 from memories.services.jobs import memory_job_cancel, memory_job_retry
@@ -21,9 +21,8 @@ from memories.services.jobs import memory_job_cancel, memory_job_retry
 ERROR_PREVIEW_CHARS = 90
 # "memory_project.errors.ValidationError: ..." reads as "ValidationError: ...".
 EXCEPTION_PATH_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_]\w*(?::|$))")
-# A token longer than this (an id, a path) is shown by its head.
-LONG_TOKEN_CHARS = 20
-LONG_TOKEN_RE = re.compile(rf"(\S{{{LONG_TOKEN_CHARS + 1},}})")
+# A token longer than an id token (an id, a path) is shown by its head.
+LONG_TOKEN_RE = re.compile(rf"(\S{{{TOKEN_CHARS + 1},}})")
 
 
 def scope_memories_url(scope: str | None, scope_id: str) -> str:
@@ -195,7 +194,7 @@ class MemoryJobAdmin(WorkspaceScopedAdmin, MachineWrittenAdmin):
         last = EXCEPTION_PATH_RE.sub("", lines[-1].strip())
         more = "…" if len(last) > ERROR_PREVIEW_CHARS else ""
         pieces = LONG_TOKEN_RE.split(last[:ERROR_PREVIEW_CHARS])
-        text = format_html_join("", "{}", ((id_token(p, LONG_TOKEN_CHARS) if i % 2 else p,) for i, p in enumerate(pieces)))
+        text = format_html_join("", "{}", ((id_token(p) if i % 2 else p,) for i, p in enumerate(pieces)))
         return format_html('<span title="open the job for the full error">{}{}</span>', text, more)
 
     @admin.display(description="error")

@@ -17,6 +17,7 @@ from django.template.response import TemplateResponse
 from accounts.actors import Actor
 from accounts.models import Workspace
 from memories.admin.batch import ids_by_workspace
+from memories.admin.labels import short
 from memories.admin.outcomes import Outcome
 from memories.admin.redaction import EXCERPT_CHARS, VERSION_COLUMNS, redactable_versions, version_rows
 from memories.models import MemoryItem
@@ -42,11 +43,8 @@ def _with_current_text(memory_ids: list[str]):
 
 
 def _current_rows(items: list[MemoryItem]) -> list[tuple]:
-    rows = []
-    for item in items:
-        text = item.content[:EXCERPT_CHARS] + ("…" if len(item.content) > EXCERPT_CHARS else "")
-        rows.append((item.pk, f"v{item.version}", item.type.replace("_", " "), item.workspace.name, text))
-    return rows
+    return [(item.pk, f"v{item.version}", item.type.replace("_", " "), item.workspace.name,
+             short(item.content, EXCERPT_CHARS)) for item in items]
 
 
 def _derived_count(queryset, memory_ids: list[str]) -> int:

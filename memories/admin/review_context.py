@@ -6,7 +6,7 @@ conversation beside one floor. The floors of a page cost two queries."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
@@ -79,9 +79,7 @@ def review_contexts(items, *, shown: int) -> dict[str, ReviewContext]:
 
 
 def _cut(ref: FloorRef, limit: int) -> FloorRef:
-    text = ref.text if len(ref.text) <= limit else ref.text[: limit - 1] + "…"
-    return FloorRef(ref.conversation_pk, ref.conversation_id, ref.branch_id, ref.branch_name, ref.floor_no,
-                    ref.role, text)
+    return replace(ref, text=short(ref.text, limit))
 
 
 def _floor_link(ref: FloorRef) -> SafeString:
