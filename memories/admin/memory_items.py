@@ -291,26 +291,25 @@ class MemoryAdminBase(WorkspaceScopedAdmin, ContentFreeLogMixin, MemoryColumns, 
             self.message_user(request, f"Not deleted: {error.message}", messages.ERROR)
             return HttpResponseRedirect(reverse(f"admin:memories_{self.opts.model_name}_change", args=[object_id]))
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        extra_context = dict(extra_context or {})
-        # The admin's own links quote ids (`mem_5F...`); look up what they name.
-        item = self.get_object(request, unquote(object_id))
-        if item is not None and self.has_view_or_change_permission(request, item):
-            outgoing, incoming = item_edges(item, approved_only=approved_only(request, item.workspace))
-            extra_context.update(
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        # A memory's page: the object Django looked up (and checked the
+        # operator may see) with its history, edges and sources.
+        if obj is not None:
+            outgoing, incoming = item_edges(obj, approved_only=approved_only(request, obj.workspace))
+            context.update(
                 history=version_history(
-                    workspace_id=item.workspace_id, memory_id=item.pk, head_version_id=item.current_version_id
+                    workspace_id=obj.workspace_id, memory_id=obj.pk, head_version_id=obj.current_version_id
                 ),
                 outgoing_edges=outgoing,
                 incoming_edges=incoming,
                 hidden_text=HIDDEN_TEXT,
-                source_floor=source_floor(item),
-                scope_conversation=scope_conversation(item),
+                source_floor=source_floor(obj),
+                scope_conversation=scope_conversation(obj),
                 can_redact=self.has_redact_permission(request),
-                can_restore=self.has_change_permission(request, item),
-                memory=item,
+                can_restore=self.has_change_permission(request, obj),
+                memory=obj,
             )
-        return super().change_view(request, object_id, form_url, extra_context)
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
     # --- pages of their own ---------------------------------------------------
 

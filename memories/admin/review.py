@@ -173,10 +173,12 @@ class ReviewItemAdmin(MemoryAdminBase):
             if item is None or not memories.has_view_or_change_permission(request, item):
                 raise Http404("No such memory in the review queue.")
             return HttpResponseRedirect(reverse("admin:memories_memoryitem_change", args=[object_id]))
-        item = self.get_object(request, unquote(object_id))
-        if item is not None:
-            extra_context = {**(extra_context or {}), "review_context": context_html(review_contexts([item], shown=PAGE_SOURCES)[item.pk])}
         return super().change_view(request, object_id, form_url, extra_context)
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None:
+            context["review_context"] = context_html(review_contexts([obj], shown=PAGE_SOURCES)[obj.pk])
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
 
 class ReviewChangeList(MemoryChangeList):
