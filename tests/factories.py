@@ -17,7 +17,7 @@ import factory
 from accounts.actors import Actor
 from accounts.models import ApiKey, Workspace
 from accounts.services import api_key_create
-from conversations.models import Conversation, Message
+from conversations.models import Branch, Conversation, Message
 from conversations.services import conversation_get_or_create, message_append
 from memories.models import MemoryItem, MemoryStore
 from memories.services.items import memory_item_create
@@ -105,6 +105,19 @@ def append_messages(workspace: Workspace, conversation: str, messages: list[dict
     """`messages` ({"role", "content", ...}) appended one by one, in order: the messages stored."""
     return [MessageFactory(workspace=workspace, conversation=conversation, branch=branch, **message)
             for message in messages]
+
+
+def written_floors(workspace: Workspace, external_id: str, texts: list[str]) -> tuple[Conversation, list[Message]]:
+    """A conversation whose main branch holds `texts` as floors 1..n, the
+    first said by the user and the roles alternating, written as rows
+    (no service runs: nothing is extracted or indexed), for the pages that
+    only read conversations."""
+    conversation = Conversation.objects.create(workspace=workspace, external_id=external_id, message_count=len(texts))
+    branch = Branch.objects.create(conversation=conversation, name="main", next_floor_no=len(texts) + 1)
+    messages = [Message.objects.create(workspace=workspace, conversation=conversation, branch=branch, floor_no=n,
+                                       role="user" if n % 2 else "assistant", content=text)
+                for n, text in enumerate(texts, start=1)]
+    return conversation, messages
 
 
 class MemoryItemFactory(_ServiceFactory):

@@ -14,10 +14,9 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.services import workspace_membership_add
-from conversations.models import Branch, Conversation, Message
 from memories.models import MemoryEdge, MemoryItem, MemoryVersion
 from tests.admin.helpers import only_message, run_action
-from tests.factories import MemoryItemFactory
+from tests.factories import MemoryItemFactory, written_floors
 from tests.memories.pipeline_helpers import eager_celery
 
 pytestmark = pytest.mark.django_db
@@ -134,13 +133,8 @@ def _queue_row(html: str, memory_id: str) -> str:
 
 
 def test_review_queue_shows_the_floors_an_item_came_from(admin_client, review_workspace):
-    conversation = Conversation.objects.create(workspace=review_workspace, external_id="trip:u-ana:c1", message_count=12)
-    branch = Branch.objects.create(conversation=conversation, name="main", next_floor_no=13)
-    messages = [
-        Message.objects.create(workspace=review_workspace, conversation=conversation, branch=branch, floor_no=i + 1,
-                               role="user" if i % 2 == 0 else "assistant", content=f"Floor {i + 1}: words of turn {i + 1}.")
-        for i in range(12)
-    ]
+    _, messages = written_floors(review_workspace, "trip:u-ana:c1",
+                                 [f"Floor {n}: words of turn {n}." for n in range(1, 13)])
     fact = MemoryItemFactory(workspace=review_workspace, content="User prefers window seats.", status="pending",
                              source_message_id=messages[10].pk, sources=[messages[10].pk])
     summary = MemoryItemFactory(
@@ -217,10 +211,7 @@ def test_redacting_current_content_needs_the_change_permission(make_memory, djan
 
 def test_redact_everywhere_counts_a_reworded_derived_memory_in_preview_and_result(
         admin_client, workspace, django_capture_on_commit_callbacks):
-    conversation = Conversation.objects.create(workspace=workspace, external_id="support:u1:c2", message_count=1)
-    branch = Branch.objects.create(conversation=conversation, name="main", next_floor_no=2)
-    message = Message.objects.create(workspace=workspace, conversation=conversation, branch=branch, floor_no=1,
-                                     role="user", content="My locker code is 4711-9923.")
+    _, (message,) = written_floors(workspace, "support:u1:c2", ["My locker code is 4711-9923."])
     # Made from the message, in other words: no search finds the text in it.
     reworded = MemoryItemFactory(workspace=workspace, content="The user has a locker.", source_message_id=message.pk,
                                  scope="chat", scope_id="support:u1:c2",

@@ -10,30 +10,15 @@ from accounts.actors import Actor
 from conversations.models import Branch, Conversation, Message
 from memories.models import MemoryItem, MemoryJob
 from memories.services.items import memory_item_update
+from tests.browser.console import fits, home
 from tests.factories import MemoryItemFactory, WorkspaceFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 WIDTHS = [1280, 1920]
 
 
-def fits(page) -> None:
-    """Neither the content area nor a list's table container scrolls sideways."""
-    overflow = page.evaluate(
-        """() => [...document.querySelectorAll('#content, #changelist .results, #content-main, #changelist-form')]
-              .filter(el => el.scrollWidth > el.clientWidth + 1)
-              .map(el => `${el.id || el.className}: ${el.scrollWidth} > ${el.clientWidth}`)"""
-    )
-    assert overflow == [], overflow
-    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
-
-
 def at_width(page, width: int) -> None:
     page.set_viewport_size({"width": width, "height": 900})
-
-
-def home(page) -> None:
-    page.click("#site-name a")
-    page.wait_for_selector("#console-shortcuts")
 
 
 @pytest.fixture

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from accounts.actors import Actor
-from conversations.models import Branch, Conversation, Message
 from memories.models import MemoryEdge, MemoryJob, ScopeState
 from memories.services.items import memory_item_update
-from tests.factories import MemoryItemFactory, WorkspaceFactory
+from tests.browser.console import fits, home
+from tests.factories import MemoryItemFactory, WorkspaceFactory, written_floors
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 LONG_ID = "support-ticket-2026-11-29-8f3a9c1e-4b7d"
@@ -35,21 +35,6 @@ BROKEN_WORDS_JS = """(selector) => {
 }"""
 
 
-def fits(page) -> None:
-    overflow = page.evaluate(
-        """() => [...document.querySelectorAll('#content, #changelist .results, #content-main, #changelist-form')]
-              .filter(el => el.scrollWidth > el.clientWidth + 1)
-              .map(el => `${el.id || el.className}: ${el.scrollWidth} > ${el.clientWidth}`)"""
-    )
-    assert overflow == [], overflow
-    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
-
-
-def home(page) -> None:
-    page.click("#site-name a")
-    page.wait_for_selector("#console-shortcuts")
-
-
 @pytest.fixture
 def laptop(page):
     page.set_viewport_size({"width": 1280, "height": 800})
@@ -61,13 +46,7 @@ def pipeline_rows():
     """Jobs and scope states with the long ids real clients choose, and a
     conversation whose summary the summarizer recorded up to a message id."""
     workspace = WorkspaceFactory(name="Operations team workspace", slug="ops")
-    conversation = Conversation.objects.create(workspace=workspace, external_id=LONG_ID, message_count=3)
-    branch = Branch.objects.create(conversation=conversation, name="main", next_floor_no=4)
-    messages = [
-        Message.objects.create(workspace=workspace, conversation=conversation, branch=branch, floor_no=i + 1,
-                               role="user" if i % 2 == 0 else "assistant", content=f"Floor {i + 1} text.")
-        for i in range(3)
-    ]
+    conversation, messages = written_floors(workspace, LONG_ID, [f"Floor {n} text." for n in range(1, 4)])
     conversation.metadata = {"summary": "The user wants a refund.", "summarized_until": messages[1].pk}
     conversation.save(update_fields=["metadata"])
     scope_id = f'["{LONG_ID}","main"]'
@@ -82,7 +61,7 @@ def pipeline_rows():
                              scope_id="user_0001928374-customer-portal-account", status="pending")
     MemoryJob.objects.create(workspace=None, kind="maintenance", status="succeeded", result={})
     ScopeState.objects.create(workspace=workspace, scope="branch", scope_id=scope_id, conversation=conversation,
-                              branch=branch, last_processed_floor_no=2, item_count=7, micro_count=1, token_total=1234)
+                              branch=messages[0].branch, last_processed_floor_no=2, item_count=7, micro_count=1, token_total=1234)
     ScopeState.objects.create(workspace=workspace, scope="user", scope_id="user_0001928374-customer-portal-account",
                               item_count=3)
     return {"conversation": conversation, "messages": messages}
@@ -177,13 +156,7 @@ def test_memory_page_edges_name_the_other_memory(laptop, shot):
 def test_review_queue_context_belongs_to_the_item(laptop, shot):
     page = laptop
     workspace = WorkspaceFactory(name="Travel", slug="travel", requires_review=True)
-    conversation = Conversation.objects.create(workspace=workspace, external_id="trip:u-ana:c1", message_count=12)
-    branch = Branch.objects.create(conversation=conversation, name="main", next_floor_no=13)
-    messages = [
-        Message.objects.create(workspace=workspace, conversation=conversation, branch=branch, floor_no=i + 1,
-                               role="user" if i % 2 == 0 else "assistant", content=f"Floor {i + 1}: words of turn {i + 1}.")
-        for i in range(12)
-    ]
+    _, messages = written_floors(workspace, "trip:u-ana:c1", [f"Floor {n}: words of turn {n}." for n in range(1, 13)])
     MemoryItemFactory(workspace=workspace, content="User prefers window seats.", status="pending", confidence=0.3,
                       source_message_id=messages[10].pk, sources=[messages[10].pk])
     MemoryItemFactory(workspace=workspace, content="Facts: the trip, the seats, the dates.", status="pending",
@@ -242,10 +215,7 @@ def test_redact_history_of_a_one_version_memory_is_no_dead_end(laptop, shot):
 def test_redact_everywhere_result_says_what_the_preview_said(laptop, shot):
     page = laptop
     workspace = WorkspaceFactory(name="Careful Health", slug="careful")
-    conversation = Conversation.objects.create(workspace=workspace, external_id="support:u1:c2", message_count=1)
-    branch = Branch.objects.create(conversation=conversation, name="main", next_floor_no=2)
-    Message.objects.create(workspace=workspace, conversation=conversation, branch=branch, floor_no=1, role="user",
-                           content="My locker code is 4711-9923.")
+    written_floors(workspace, "support:u1:c2", ["My locker code is 4711-9923."])
     item = MemoryItemFactory(workspace=workspace, content="Locker code 4711-9923.", fact_key="user.locker")
     memory_item_update(workspace=workspace, actor=Actor.system(), memory_id=item.pk,
                        changes={"content": "Locker code 4711-9923, second floor."})
