@@ -392,5 +392,5 @@ class ReviewItem(MemoryItem):
 
 # Django registers an app's models from its `models` module: the recall index
 # and the attachments of memory stores to conversations live with their features.
-from memories.recall.models import RecallEntry, RecallKind, RecallScopeStats  # noqa: E402, F401
+from memories.recall.models import RecallEntry, RecallKind, RecallScopeStats, RecallTermStats  # noqa: E402, F401
 from memories.resources.models import AccessMode, ConversationResource  # noqa: E402, F401

@@ -44,6 +44,9 @@ declare_index("memories_memoryitem_fts", source="memories.MemoryItem.content")
 declare_index("memories_recallentry_fts", source="memories.RecallEntry.terms")
 # Per-scope counters of the recall index.
 declare("memories.RecallScopeStats", no_user_text=["scope_token"])
+# Per-scope document counts of the index's terms: a row goes with the last
+# entry holding its term (see memories/recall/stats.py).
+declare("memories.RecallTermStats", erase={"term": Erase.REBUILD}, no_user_text=["scope_token"])
 declare(
     "memories.ConversationResource",
     erase={"instructions": Erase.SCRUB, "store_name": Erase.SCRUB, "store_description": Erase.SCRUB},

@@ -1,6 +1,7 @@
 """The database's own full-text index over the recall entries, and the reads
 that use it: "entries of these scopes that contain any of these terms"
-(`shortlist`), the scopes' BM25 statistics, and per-term document counts.
+(`shortlist`) and the scopes' BM25 statistics (per-term document counts are
+kept in `memories.recall.stats`).
 The entries themselves are written by `memories.recall.index`.
 
 - SQLite: an external-content FTS5 table over (terms, scope_token) with the
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import connection as default_connection
 
@@ -151,38 +151,6 @@ def statistics_of(states) -> tuple[int, float]:
     n = sum(s.entries for s in states)
     total = sum(s.total_length for s in states)
     return n, (total / n if n else 0.0)
-
-
-# Entries counted per term when the shortlist was cut: a term found in more
-# is counted as found in this many. Its idf is then already small (a term in
-# 20,000 of the scopes' entries is common), and the count's cost stays
-# bounded whatever the scopes hold.
-DOCUMENT_COUNT_CAP = 20000
-
-
-def term_document_counts(*, workspace_id: str, scope_tokens: Sequence[str], terms: Sequence[str],
-                         cap: int = DOCUMENT_COUNT_CAP) -> dict[str, int]:
-    """Document frequency of each term in the scopes (used when the shortlist
-    was cut and cannot count them itself): one statement for every term, each
-    count capped at `cap`."""
-    if not terms:
-        return {}
-    with default_connection.cursor() as cursor:
-        if default_connection.vendor == "postgresql":
-            part = (f"(SELECT count(*) FROM (SELECT 1 FROM {ENTRY_TABLE} e WHERE e.workspace_id = %s "
-                    f"AND e.scope_token = ANY(%s) AND e.{TSV_COLUMN} @@ to_tsquery('simple', %s) "
-                    "LIMIT %s) c)")
-            params: list[Any] = []
-            for term in terms:
-                params += [workspace_id, list(scope_tokens), term, cap]
-        else:
-            part = (f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s LIMIT %s))")
-            scopes = "scope_token : (" + " OR ".join(f'"{t}"' for t in scope_tokens) + ")"
-            params = []
-            for term in terms:
-                params += [f'{scopes} AND terms : "{term}"', cap]
-        cursor.execute("SELECT " + ", ".join([part] * len(terms)), params)
-        return dict(zip(terms, cursor.fetchone(), strict=True))
 
 
 def entries_by_ids(ids: Iterable[int]) -> list[Hit]:

@@ -84,3 +84,28 @@ class RecallScopeStats(models.Model):
 
     def __str__(self) -> str:
         return f"{self.scope_token}: {self.entries} entries"
+
+
+class RecallTermStats(models.Model):
+    """Document frequency of each term per scope token: in how many entries
+    of the scope the term occurs, BM25's df. Kept by triggers beside the
+    scope's totals (see `memories/recall/stats.py`), so a query reads the
+    counts of all its terms in one indexed statement where counting the
+    matching entries grew with the scope. A term's row goes when its count
+    reaches zero: the row holds a word of user text, and an erased word must
+    leave no row behind."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+", db_index=False)
+    scope_token = models.CharField(max_length=48)
+    # Terms longer than this are not counted (a run of digits or letters
+    # that long is an id or a blob, rare by nature): ranking then counts
+    # such a term in what it shortlisted.
+    term = models.CharField(max_length=64)
+    entries = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "scope_token", "term"],
+                                               name="recall_term_stats_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.scope_token} {self.term}: {self.entries}"

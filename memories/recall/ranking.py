@@ -35,7 +35,7 @@ import memories.recall.fulltext as fulltext
 from memories.recall.analysis import query_terms
 from memories.recall.dense import DenseRecall
 from memories.recall.models import RecallKind
-from memories.recall.stats import scope_states
+from memories.recall.stats import scope_states, term_counts
 
 # Okapi BM25's usual constants: term-frequency saturation and length normalisation.
 BM25_K1 = 1.2
@@ -147,14 +147,7 @@ def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense: D
     scored: dict[int, Scored] = {}
     if hits:
         n_docs, avg_len = fulltext.statistics_of(states.values())
-        if len(hits) >= SHORTLIST_LIMIT:
-            df = fulltext.term_document_counts(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=terms)
-        else:
-            df = {t: 0 for t in terms}
-            for hit in hits:
-                for t in terms:
-                    if f" {t} " in hit.terms:
-                        df[t] += 1
+        df = term_counts(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=terms)
         for hit, (score, held) in zip(hits, bm25_scores(hits, terms, n_docs=n_docs, avg_len=avg_len, df=df),
                                       strict=True):
             if score > 0:
@@ -204,7 +197,7 @@ def _expansion(*, workspace_id: str, scope_tokens: Sequence[str], terms: Sequenc
     """The second pass: entries that share the best entries' rarest terms
     (not the query's), ranked by BM25 over those terms. Entries new to
     `scored` join it. Two statements, whatever the scopes hold: the terms'
-    document counts (each capped) and one shortlist."""
+    kept document counts and one shortlist."""
     best = sorted(scored.values(), key=lambda s: (-s.rank, -s.bm25, s.hit.id))[:EXPANSION_SOURCES]
     asked = set(terms)
     offered = [[t for t in dict.fromkeys(s.hit.terms.split()) if t not in asked and not t.isdigit()] for s in best]
@@ -215,8 +208,7 @@ def _expansion(*, workspace_id: str, scope_tokens: Sequence[str], terms: Sequenc
     max_df = min(EXPANSION_MAX_DF, int(n_docs * EXPANSION_MAX_SHARE))
     if max_df < 2:
         return []
-    df = fulltext.term_document_counts(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=candidates,
-                                    cap=max_df + 1)
+    df = term_counts(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=candidates)
     chosen: list[str] = []
     for group in offered:
         rare = sorted((t for t in group if 2 <= df.get(t, 0) <= max_df), key=lambda t: (df[t], t))

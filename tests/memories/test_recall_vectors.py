@@ -8,6 +8,8 @@ test_pgvector.py), where the in-process path is asked for explicitly."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 from django.conf import settings
@@ -20,7 +22,7 @@ from conversations.services import message_append
 from memories.models import Scope
 from memories.recall import dense, embeddings, stats
 from memories.recall.index import memory_scope_token
-from memories.recall.models import RecallEntry, RecallKind, RecallScopeStats
+from memories.recall.models import RecallEntry, RecallKind, RecallScopeStats, RecallTermStats
 from memories.services.items import memory_item_create, memory_item_delete
 
 pytestmark = pytest.mark.django_db
@@ -36,13 +38,20 @@ def offline(settings):
 
 
 def _totals_match(workspace) -> None:
-    """Every scope's running totals equal a count of its entries."""
+    """Every scope's running totals and every term's document count equal a
+    count of its entries, and no term is left with a count of zero."""
     counted = {row["scope_token"]: (row["n"], row["total"] or 0, row["emb"]) for row in
                RecallEntry.objects.filter(workspace=workspace).values("scope_token").annotate(
                    n=Count("id"), total=Sum("length"), emb=Count("id", filter=~Q(embedding_model="")))}
     kept = {s.scope_token: (s.entries, s.total_length, s.embedded)
             for s in RecallScopeStats.objects.filter(workspace=workspace)}
     assert {t: v for t, v in kept.items() if v != (0, 0, 0)} == counted
+    terms: Counter[tuple[str, str]] = Counter()
+    for token, text in RecallEntry.objects.filter(workspace=workspace).values_list("scope_token", "terms"):
+        terms.update((token, term) for term in set(text.split()) if len(term) <= stats.TERM_MAX_CHARS)
+    kept_terms = {(token, term): n for token, term, n in
+                  RecallTermStats.objects.filter(workspace=workspace).values_list("scope_token", "term", "entries")}
+    assert kept_terms == dict(terms)
 
 
 def _entries(workspace, token: str, vectors: np.ndarray, *, model: str) -> list[int]:
@@ -110,6 +119,7 @@ def test_scope_totals_follow_every_write(workspace, offline):
         # A table rebuild drops the triggers: they come back, the totals recounted.
         with connection.cursor() as cursor:
             cursor.execute("DROP TRIGGER recall_stats_ai")
+            cursor.execute("DROP TRIGGER recall_terms_ad")
         assert stats.stats_ensure(connection) is True
         assert stats.stats_ensure(connection) is False
         _totals_match(workspace)
@@ -233,9 +243,9 @@ def test_ranking_reads_a_fixed_number_of_statements_whatever_the_scope(api, work
     _lanterns(workspace, token, 20, rng, offline)
     small = statements()
     _lanterns(workspace, token, ranking.SHORTLIST_LIMIT + 50, rng, offline)
-    # Once the shortlist is cut: the document counts (one statement for every
-    # term) and the rows of the neighbours by meaning it left out (one).
-    assert statements() == small + 2
+    # Once the shortlist is cut: the rows of the neighbours by meaning it
+    # left out (one); the terms' document counts are read either way.
+    assert statements() == small + 1
 
 
 def _lanterns(workspace, token, n, rng, offline) -> None:
