@@ -116,7 +116,10 @@ def vector_index_ensure(connection=default_connection) -> bool:
         if cursor.fetchone() is not None:
             return False
         cursor.execute(f"CREATE INDEX IF NOT EXISTS {index_name(dims)} ON {ENTRY_TABLE} USING hnsw "
-                       f"(({_cast(dims)}) vector_cosine_ops) WHERE vector_dims({COLUMN}) = {dims}")
+                       f"(({_cast(dims)}) vector_cosine_ops) "
+                       f"WITH (m = {int(settings.PGVECTOR_HNSW_M)}, "
+                       f"ef_construction = {int(settings.PGVECTOR_HNSW_EF_CONSTRUCTION)}) "
+                       f"WHERE vector_dims({COLUMN}) = {dims}")
     return True
 
 
