@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 import django_filters
 from django import forms
 from django.db.models import Q, QuerySet
+from django.db.models.fields.json import KeyTransform
 
 from conversations.selectors.conversations import user_conversation_ids
 from conversations.selectors.messages import conversation_message_ids
@@ -37,6 +38,7 @@ from memory_project.errors import ValidationError
 # 9999-12-31T23:59:59.999Z: the largest instant a datetime can hold.
 MAX_TIMESTAMP_MS = 253_402_300_799_999
 MAX_Q_CHARS = 1000
+MAX_METADATA_FILTER_CHARS = 4000
 # Filters that pick few rows through an index of their own: a search combined
 # with one of them is checked on those rows only (memories.search).
 SELECTIVE_FILTERS = ("scope_id", "fact_key", "source_floor_id", "source_message_id", "source_job_id", "store_id")
@@ -122,6 +124,7 @@ class MemoryItemFilterSet(_SortedFilterSet):
     user_id = django_filters.CharFilter(method="filter_user", max_length=MAX_SCOPE_ID_CHARS)
     include_conversations = django_filters.ChoiceFilter(choices=_choices(["true", "false"]), method="_sort_noop")
     conversation_id = django_filters.CharFilter(method="filter_conversation", max_length=MAX_SCOPE_ID_CHARS)
+    metadata = django_filters.CharFilter(method="filter_metadata", max_length=MAX_METADATA_FILTER_CHARS)
 
     class Meta:
         model = MemoryItem
@@ -151,6 +154,23 @@ class MemoryItemFilterSet(_SortedFilterSet):
             | Q(scope=Scope.FLOOR, scope_id__in=messages)
             | Q(source_message_id__in=messages)
         )
+
+    def filter_metadata(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        # A JSON object: memories whose metadata holds each of its keys with
+        # that value. Values are scalars: equality of a list or an object
+        # would mean something different on each database.
+        try:
+            wanted = json.loads(value)
+        except ValueError:
+            wanted = None
+        if not isinstance(wanted, dict) or not wanted:
+            raise ValidationError('metadata: must be a non-empty JSON object, e.g. {"source":"crm"}.')
+        for number, (key, expected) in enumerate(wanted.items()):
+            if expected is None or isinstance(expected, (list, dict)):
+                raise ValidationError(f"metadata: the value of '{key}' must be a string, a number or a boolean.")
+            alias = f"metadata_{number}"
+            queryset = queryset.alias(**{alias: KeyTransform(key, "metadata")}).filter(**{alias: expected})
+        return queryset
 
     def filter_fact_key(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         # Stored keys are normalized; normalize the query the same way.

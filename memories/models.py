@@ -111,6 +111,9 @@ class MemoryItem(models.Model):
     source_floor_id = models.CharField(max_length=64, null=True, blank=True)
     # The day an open loop is due, when its task names one ("by Friday").
     due_date = models.DateField(null=True, blank=True)
+    # The caller's own labels (a source system, categories, a ticket id): a
+    # JSON object the service keeps, returns and filters on, never reads.
+    metadata = models.JSONField(default=dict, blank=True)
     source_message_id = models.CharField(max_length=64, null=True, blank=True)
     source_job = models.ForeignKey("MemoryJob", on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
                                    db_index=False)

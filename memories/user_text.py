@@ -10,7 +10,7 @@ declare("memories.MemoryStore", erase={"name": Erase.SCRUB, "description": Erase
         no_user_text=["id"])
 declare(
     "memories.MemoryItem",
-    erase={"content": Erase.LINEAGE, "fact_key": Erase.SCRUB, "path": Erase.SCRUB},
+    erase={"content": Erase.LINEAGE, "fact_key": Erase.SCRUB, "path": Erase.SCRUB, "metadata": Erase.SCRUB},
     no_user_text=IDS_AND_CHOICES,
     verbatim=["content"],
 )

@@ -4,6 +4,7 @@ call (`Call`), one retry policy, one error mapping."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 import uuid
@@ -87,7 +88,11 @@ class Call:
         for key, value in self.params.items():
             if value is None:
                 continue
-            out[key] = ("true" if value else "false") if isinstance(value, bool) else value
+            if isinstance(value, bool):
+                value = "true" if value else "false"
+            elif isinstance(value, dict):  # an object filter (`metadata`) travels as JSON
+                value = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+            out[key] = value
         return out
 
 

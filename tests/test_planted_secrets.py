@@ -35,7 +35,7 @@ def _secret(n: int) -> str:
 # Where each secret goes: (label, secret).
 PLACES = [
     "conversation.metadata.title", "message.content", "message.metadata.tool_args", "message.content.dict_key",
-    "memory.fact_key", "memory.content", "store.description", "store.memory.path", "store.memory.content",
+    "memory.fact_key", "memory.content", "memory.metadata", "store.description", "store.memory.path", "store.memory.content",
     "claude.entry", "langgraph.checkpoint", "langgraph.store.value", "openai.item", "resource.instructions",
     "mcp.remember",
 ]
@@ -58,7 +58,8 @@ def _plant(api, mcp_call) -> None:
             response = api.post(f"/v1/conversations/{CID}/messages", body, format="json")
             assert response.status_code == 201, response.content
     assert api.post("/v1/memories", {"scope": "global", "type": "fact", "fact_key": s["memory.fact_key"],
-                                     "content": f"A fact: {s['memory.content']}"},
+                                     "content": f"A fact: {s['memory.content']}",
+                                     "metadata": {"ticket": s["memory.metadata"]}},
                     format="json").status_code in ok
     store = api.post("/v1/memory_stores", {"name": "planted", "description": s["store.description"]},
                      format="json").json()

@@ -25,7 +25,8 @@ class ContentField(forms.CharField):
         return value.replace("\r\n", "\n") if isinstance(value, str) else value
 
 
-EDITABLE_FIELDS = ("content", "fact_key", "importance", "confidence", "status", "lifecycle_status", "summary_tier")
+EDITABLE_FIELDS = ("content", "fact_key", "due_date", "metadata", "importance", "confidence", "status",
+                   "lifecycle_status", "summary_tier")
 
 
 class MemoryItemForm(forms.ModelForm):
@@ -35,7 +36,8 @@ class MemoryItemForm(forms.ModelForm):
         model = MemoryItem
         fields = EDITABLE_FIELDS
         field_classes = {"content": ContentField}
-        widgets = {"content": forms.Textarea(attrs={"rows": 8, "cols": 100})}
+        widgets = {"content": forms.Textarea(attrs={"rows": 8, "cols": 100}),
+                   "metadata": forms.Textarea(attrs={"rows": 3, "cols": 100})}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -64,6 +66,8 @@ class MemoryItemForm(forms.ModelForm):
         try:
             if "content" in changed:
                 rules.clean_content(cleaned.get("content") or "")
+            if "metadata" in changed:
+                rules.clean_metadata(cleaned.get("metadata"))
             if changed & {"status", "lifecycle_status"}:
                 rules.resolve_statuses(
                     current_status=self.instance.status,

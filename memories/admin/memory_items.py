@@ -150,7 +150,8 @@ class MemoryAdminBase(WorkspaceScopedAdmin, ContentFreeLogMixin, MemoryColumns, 
             classification = ("status", "lifecycle_status")
         else:
             editable = ("content", "expected_version")
-            classification = ("summary_tier", "fact_key", "importance", "confidence", "status", "lifecycle_status")
+            classification = ("summary_tier", "fact_key", "due_date", "metadata", "importance", "confidence", "status",
+                              "lifecycle_status")
         return [
             ("Content", {"fields": editable}),
             ("Classification", {"fields": ("type", *classification)}),

@@ -34,6 +34,11 @@ STATUS_HELP = (
 )
 
 DUE_DATE_HELP = "open loops: the day the task is due, YYYY-MM-DD, or null (other types: always null)"
+METADATA_HELP = (
+    "your own JSON object (a source, categories, an id of yours): kept, returned and filtered on "
+    "(`?metadata={...}` on the list), never read by the service. At most 64 keys and 16 KB; an update "
+    "replaces the whole object; null means {}."
+)
 
 
 class StrictInputSerializer(serializers.Serializer):
@@ -63,6 +68,7 @@ class MemoryItemCreateInputSerializer(StrictInputSerializer):
     status = _raw(help_text=STATUS_HELP)
     lifecycle_status = _raw()
     due_date = _raw(help_text=DUE_DATE_HELP)
+    metadata = _raw(help_text=METADATA_HELP)
 
 
 class MemoryItemUpdateInputSerializer(StrictInputSerializer):
@@ -80,6 +86,7 @@ class MemoryItemUpdateInputSerializer(StrictInputSerializer):
     status = _raw(help_text=STATUS_HELP)
     lifecycle_status = _raw()
     due_date = _raw(help_text=DUE_DATE_HELP)
+    metadata = _raw(help_text=METADATA_HELP)
     # Optimistic concurrency (409 `memory_precondition_failed` when stale).
     expected_version = _raw()
     expected_content_sha256 = _raw()
@@ -123,6 +130,7 @@ class MemoryItemOutputSerializer(serializers.Serializer):
             "source_floor_id": item.source_floor_id,
             "source_message_id": item.source_message_id,
             "due_date": item.due_date.isoformat() if item.due_date else None,
+            "metadata": item.metadata or {},
             # `pending` while awaiting review (item_rules.reported_status).
             "status": reported_status(item.status, item.lifecycle_status),
             "lifecycle_status": item.lifecycle_status,

@@ -7,6 +7,9 @@ Decisions (spec 003 leaves them open):
 - `fact_key` is normalized (trimmed, inner whitespace collapsed, lower case;
   empty becomes null) and kept only on facts: any other type clears it.
 - `due_date` (YYYY-MM-DD) is kept only on open loops: any other type clears it.
+- `metadata` is the caller's JSON object (any values), at most 64 keys of 1
+  to 128 characters and 16 KB serialized; null means `{}`. An update
+  replaces the whole object.
 - `summary_tier` is kept only on summaries: any other type clears it, whether
   the request changes the type or only sends a tier (as spec 003 says).
 - `status` drives `lifecycle_status`: `deprecated` makes it `deprecated`;
@@ -31,9 +34,10 @@ Decisions (spec 003 leaves them open):
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 from accounts.actors import Actor
@@ -41,6 +45,9 @@ from memories.models import MAX_CONTENT_BYTES, LifecycleStatus, MemoryType, Scop
 from memory_project.errors import ConflictError, ValidationError
 
 MAX_FACT_KEY_CHARS = 255
+MAX_METADATA_KEYS = 64
+MAX_METADATA_KEY_CHARS = 128
+MAX_METADATA_BYTES = 16 * 1024
 MAX_SOURCE_ID_CHARS = 64
 ITEM_SCOPES = (Scope.GLOBAL, Scope.USER, Scope.CHAT, Scope.BRANCH, Scope.FLOOR)
 ITEM_TYPES = (MemoryType.FACT, MemoryType.SUMMARY, MemoryType.OPEN_LOOP)
@@ -101,10 +108,29 @@ def clean_type(value: Any) -> str:
     return _choice("type", value, ITEM_TYPES)
 
 
+def clean_metadata(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValidationError("metadata: must be an object, or null.")
+    if len(value) > MAX_METADATA_KEYS:
+        raise ValidationError(f"metadata: at most {MAX_METADATA_KEYS} keys.")
+    for key in value:
+        if not isinstance(key, str) or not 1 <= len(key) <= MAX_METADATA_KEY_CHARS:
+            raise ValidationError(f"metadata: keys must be 1 to {MAX_METADATA_KEY_CHARS} characters.")
+    try:
+        size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8"))
+    except (TypeError, ValueError, RecursionError):
+        raise ValidationError("metadata: must hold JSON values only.") from None
+    if size > MAX_METADATA_BYTES:
+        raise ValidationError(f"metadata: {size} bytes serialized; the limit is {MAX_METADATA_BYTES} bytes.")
+    return value
+
+
 def clean_due_date(value: Any) -> date | None:
     """An open loop's due day: an ISO date (`2026-12-04`) or null."""
-    if value is None:
-        return None
+    if value is None or (isinstance(value, date) and not isinstance(value, datetime)):
+        return value
     if isinstance(value, str) and len(value) == 10:
         try:
             return date.fromisoformat(value)

@@ -60,6 +60,7 @@ PUBLIC_FIELDS = (
     "status",
     "lifecycle_status",
     "due_date",
+    "metadata",
 )
 # Fields only the pipeline and the admin set.
 INTERNAL_FIELDS = (
@@ -148,6 +149,7 @@ def memory_item_create(
     status: str | None = None,
     lifecycle_status: str | None = None,
     due_date: str | None = None,
+    metadata: Any = None,
     source_job: MemoryJob | str | None = None,
     token_count_estimate: int | None = None,
     coverage_start_floor_no: int | None = None,
@@ -173,6 +175,7 @@ def memory_item_create(
         summary_tier=rules.clean_summary_tier(summary_tier) if item_type == MemoryType.SUMMARY else None,
         fact_key=rules.normalize_fact_key(fact_key) if item_type == MemoryType.FACT else None,
         due_date=rules.clean_due_date(due_date) if item_type == MemoryType.OPEN_LOOP else None,
+        metadata=rules.clean_metadata(metadata),
         importance=rules.clean_unit_float("importance", importance),
         confidence=rules.clean_unit_float("confidence", confidence),
         source_floor_id=rules.clean_optional_text("source_floor_id", source_floor_id, rules.MAX_SOURCE_ID_CHARS),
@@ -227,6 +230,8 @@ def _apply_changes(item: MemoryItem, changes: Mapping[str, Any], *, workspace, a
             setattr(item, name, rules.clean_optional_text(name, changes[name], rules.MAX_SOURCE_ID_CHARS))
     if "sources" in changes:
         item.sources = rules.clean_sources(changes["sources"])
+    if "metadata" in changes:
+        item.metadata = rules.clean_metadata(changes["metadata"])
     for name in ("coverage_start_floor_no", "coverage_end_floor_no", "derived_from_count", "token_count_estimate"):
         if name in changes:
             setattr(item, name, rules.clean_optional_count(name, changes[name]))

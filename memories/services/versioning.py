@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -62,6 +62,8 @@ SNAPSHOT_FIELDS = (
     "coverage_start_floor_no",
     "coverage_end_floor_no",
     "derived_from_count",
+    "due_date",  # as YYYY-MM-DD
+    "metadata",
 )
 
 
@@ -182,6 +184,8 @@ def snapshot_attributes(item: MemoryItem) -> dict:
     reader saw (`pending` while awaiting review, as the API reports it), not
     the compat column's `active`."""
     attributes = {name: getattr(item, name) for name in SNAPSHOT_FIELDS}
+    if item.due_date is not None:
+        attributes["due_date"] = item.due_date.isoformat()
     if item.lifecycle_status == LifecycleStatus.PENDING:
         attributes["status"] = REPORTED_PENDING
     return attributes
@@ -190,6 +194,8 @@ def snapshot_attributes(item: MemoryItem) -> dict:
 def attributes_to_fields(attributes: dict) -> dict:
     """A version's attributes as item fields (the inverse of `snapshot_attributes`)."""
     fields = dict(attributes)
+    if fields.get("due_date"):
+        fields["due_date"] = date.fromisoformat(fields["due_date"])
     if fields.get("status") == REPORTED_PENDING:
         fields["status"] = Status.ACTIVE
     return fields

@@ -73,6 +73,8 @@ ITEM_FILTERS = [
     _q("include_conversations", OpenApiTypes.BOOL, "with user_id: add the memories of the user's conversations"),
     _q("conversation_id", description="the conversation's own memories (chat, branch and floor scopes) and the "
                                       "memories made from its messages wherever they are filed"),
+    _q("metadata", description='a JSON object, e.g. {"source":"crm","priority":2}: memories whose metadata holds '
+                               "each key with that value (strings, numbers, booleans)"),
     _q("sort_by", description="created_at | updated_at | importance | confidence"),
     _q("sort_order", description="asc | desc (default desc)"),
 ]

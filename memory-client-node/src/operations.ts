@@ -215,7 +215,8 @@ export function setResources(args: { conversationId: string; resources?: Json[] 
 
 type Filters = Record<string, any>;
 
-/** Filters: scope, scopeId, type, status, lifecycleStatus, factKey, q, importanceMin ..., sortBy, sortOrder, limit, offset. */
+/** Filters: userId (with includeConversations), conversationId, scope, scopeId, type, status, lifecycleStatus,
+ * factKey, metadata (an object: each key with that value), q, importanceMin ..., sortBy, sortOrder, limit, offset. */
 export function listMemories(args: Filters = {}): Call<Page> {
   return { method: "GET", path: "memories", params: snakeKeys(args), parse: page };
 }

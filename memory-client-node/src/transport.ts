@@ -23,7 +23,7 @@ export interface Answer {
   json: any;
 }
 
-export type QueryValue = string | number | boolean | null | undefined | Array<string | number>;
+export type QueryValue = string | number | boolean | null | undefined | Array<string | number> | Record<string, unknown>;
 
 export interface Call<T = any> {
   method: string;
@@ -76,6 +76,8 @@ export function queryString(params?: Record<string, QueryValue>): string {
     if (value === null || value === undefined) continue;
     if (Array.isArray(value)) for (const item of value) search.append(name, String(item));
     else if (typeof value === "boolean") search.append(name, value ? "true" : "false");
+    // An object filter (`metadata`) travels as JSON.
+    else if (typeof value === "object") search.append(name, JSON.stringify(value));
     else search.append(name, String(value));
   }
   const text = search.toString();

@@ -164,6 +164,19 @@ describe("memory items, edges, stores", () => {
     await assert.rejects(memory.getMemory({ memoryId: made[0].id }), MemoryNotFoundError);
   });
 
+  it("keeps a memory's metadata as written and filters on it", async () => {
+    const userId = unique("labels");
+    const crm = await memory.createMemory({
+      scope: "user", scopeId: userId, type: "fact", content: "Prefers email.", metadata: { sourceSystem: "crm", rank: 2 },
+    });
+    assert.deepEqual(crm.metadata, { sourceSystem: "crm", rank: 2 }); // the caller's keys, not renamed
+    await memory.createMemory({ scope: "user", scopeId: userId, type: "fact", content: "Prefers calls.", metadata: { sourceSystem: "chat" } });
+    const found = await memory.listMemories({ userId, metadata: { sourceSystem: "crm" } });
+    assert.deepEqual(found.data.map((m) => m.id), [crm.id]);
+    const changed = await memory.updateMemory({ memoryId: crm.id, metadata: { sourceSystem: "erp" } });
+    assert.deepEqual(changed.metadata, { sourceSystem: "erp" });
+  });
+
   it("deletes every memory of a user", async () => {
     const userId = unique("forget-me");
     await memory.appendMessage({ conversationId: unique("user-conv"), role: "user", content: "hello", userId });

@@ -20,8 +20,9 @@ from memory_client._transport import (
 def list_memories(**params: Any) -> Call:
     """A `Page` of memories. Filters: user_id (with include_conversations),
     conversation_id, scope, scope_id, type, status, lifecycle_status,
-    fact_key, q, importance_min ..., sort_by, sort_order, limit, offset. An
-    unknown filter is refused (MemoryValidationError), never ignored."""
+    fact_key, metadata (a dict: each key with that value), q,
+    importance_min ..., sort_by, sort_order, limit, offset. An unknown filter
+    is refused (MemoryValidationError), never ignored."""
     return Call("GET", "memories", params=params, parse=page_of)
 
 

@@ -17,10 +17,12 @@ its text to search. Distinct texts get near-orthogonal handles, so crewai's
 own duplicate check within a batch still drops only identical texts.
 
 What the service keeps of a record: its text, scope (lower-cased, as fact
-keys are), importance and times. Categories and extracted metadata are not
-kept (a search filtered by them finds nothing), and private records are
-refused: the service has no per-source privacy inside a scope (give the
-source a `user_id` of its own).
+keys are), importance, times, and its categories, metadata and source in the
+memory's `metadata` (`{"categories": [...], "metadata": {...}, "source": ...}`).
+A filter by categories (any of them) or metadata (every key equal) is applied
+here, as crewai's own storages apply it, to the rows the service ranked or
+listed. Private records are refused: the service has no per-source privacy
+inside a scope (give the source a `user_id` of its own).
 """
 
 from __future__ import annotations
@@ -129,14 +131,31 @@ class MemoryCrewAIStorage(StorageBackend):
 
     def _record(self, row: dict[str, Any]) -> MemoryRecord:
         created = _naive_utc(row["created_at"])
+        kept = row.get("metadata") or {}
         return MemoryRecord(
             id=row["id"],
             content=row["content"],
             scope=_scope_path(row.get("fact_key")),
+            categories=list(kept.get("categories") or []),
+            metadata=dict(kept.get("metadata") or {}),
             importance=row["importance"],
             created_at=created,
             last_accessed=_naive_utc(row.get("last_used_at")) or _naive_utc(row["updated_at"]) or created,
+            source=kept.get("source"),
         )
+
+    @staticmethod
+    def _service_metadata(record: MemoryRecord) -> dict[str, Any]:
+        kept: dict[str, Any] = {"categories": list(record.categories), "metadata": dict(record.metadata)}
+        if record.source is not None:
+            kept["source"] = record.source
+        return kept
+
+    @staticmethod
+    def _wanted(record: MemoryRecord, categories: list[str] | None, metadata_filter: dict[str, Any] | None) -> bool:
+        if categories and not any(category in record.categories for category in categories):
+            return False
+        return not metadata_filter or all(record.metadata.get(k) == v for k, v in metadata_filter.items())
 
     def _list_params(self, **extra: Any) -> dict[str, Any]:
         return {"scope": "user", "scope_id": self.user_id, "type": MEMORY_TYPE, "status": "active", **extra}
@@ -173,19 +192,22 @@ class MemoryCrewAIStorage(StorageBackend):
             record.scope = _scope_path(record.scope)
             created = self._conn.run(ops.create_memory(
                 scope="user", scope_id=self.user_id, type=MEMORY_TYPE, content=record.content,
-                fact_key=record.scope, importance=record.importance))
+                fact_key=record.scope, importance=record.importance, metadata=self._service_metadata(record)))
             record.id = created["id"]
 
-    def _search_call(self, query_embedding: list[float], limit: int, scope_prefix: str | None):
-        # A prefix is kept on this side: ask for a full page to keep `limit` of them.
-        size = limit if _scope_path(scope_prefix) == "/" else PAGE_SIZE
+    def _search_call(self, query_embedding: list[float], limit: int, scope_prefix: str | None, filtered: bool):
+        # A prefix and a filter are applied on this side: ask for a full page
+        # to keep `limit` of what passes them.
+        size = limit if _scope_path(scope_prefix) == "/" and not filtered else PAGE_SIZE
         return ops.search_memories(query=self.embedder.text_of(query_embedding)[:QUERY_CHARS], user_id=self.user_id,
                                    type=MEMORY_TYPE, limit=max(1, min(size, PAGE_SIZE)))
 
-    def _matches(self, page: Any, scope_prefix: str | None, limit: int,
-                 min_score: float) -> list[tuple[MemoryRecord, float]]:
+    def _matches(self, page: Any, scope_prefix: str | None, limit: int, min_score: float,
+                 categories: list[str] | None, metadata_filter: dict[str, Any] | None
+                 ) -> list[tuple[MemoryRecord, float]]:
         found = [(self._record(row), row["score"]) for row in page.data if row["score"] >= min_score]
-        return [(record, score) for record, score in found if _under(record.scope, scope_prefix)][:limit]
+        return [(record, score) for record, score in found
+                if _under(record.scope, scope_prefix) and self._wanted(record, categories, metadata_filter)][:limit]
 
     def search(
         self,
@@ -198,10 +220,9 @@ class MemoryCrewAIStorage(StorageBackend):
     ) -> list[tuple[MemoryRecord, float]]:
         """The crew's memories closest in meaning to the text behind
         `query_embedding`, with the service's relevance (0..1), best first."""
-        if categories or metadata_filter:
-            return []  # no record keeps categories or metadata
-        page = self._conn.run(self._search_call(query_embedding, limit, scope_prefix))
-        return self._matches(page, scope_prefix, limit, min_score)
+        page = self._conn.run(self._search_call(query_embedding, limit, scope_prefix,
+                                                bool(categories or metadata_filter)))
+        return self._matches(page, scope_prefix, limit, min_score, categories, metadata_filter)
 
     def delete(
         self,
@@ -211,16 +232,16 @@ class MemoryCrewAIStorage(StorageBackend):
         older_than: datetime | None = None,
         metadata_filter: dict[str, Any] | None = None,
     ) -> int:
-        if categories or metadata_filter:
-            return 0
         if record_ids is not None:
             # Only the crew's own memories, whatever ids are asked for.
             records = [record for record in map(self.get_record, dict.fromkeys(record_ids)) if record is not None]
             ids = [r.id for r in records if _under(r.scope, scope_prefix)
-                   and (older_than is None or r.created_at < _naive_utc(_milliseconds(older_than)))]
+                   and (older_than is None or r.created_at < _naive_utc(_milliseconds(older_than)))
+                   and self._wanted(r, categories, metadata_filter)]
         else:
             filters = {"created_to": _milliseconds(older_than) - 1} if older_than else {}
-            ids = [record.id for record in self._records(scope_prefix, **filters)]
+            ids = [record.id for record in self._records(scope_prefix, **filters)
+                   if self._wanted(record, categories, metadata_filter)]
         deleted = 0
         for start in range(0, len(ids), BATCH_IDS):
             result = self._conn.run(ops.batch_delete_memories(ids=ids[start:start + BATCH_IDS]))
@@ -233,7 +254,7 @@ class MemoryCrewAIStorage(StorageBackend):
             raise ValueError(f"no memory {record.id!r} in this storage")
         record.scope = _scope_path(record.scope)
         self._conn.run(ops.update_memory(memory_id=record.id, content=record.content, fact_key=record.scope,
-                                         importance=record.importance))
+                                         importance=record.importance, metadata=self._service_metadata(record)))
 
     def get_record(self, record_id: str) -> MemoryRecord | None:
         try:
@@ -253,7 +274,7 @@ class MemoryCrewAIStorage(StorageBackend):
         records = list(self._records(path))
         return ScopeInfo(
             path=path, record_count=len(records),
-            categories=[],
+            categories=sorted({category for record in records for category in record.categories}),
             oldest_record=min((r.created_at for r in records), default=None),
             newest_record=max((r.created_at for r in records), default=None),
             child_scopes=self._children(path, records),
@@ -271,7 +292,11 @@ class MemoryCrewAIStorage(StorageBackend):
         return self._children(path, list(self._records(path)))
 
     def list_categories(self, scope_prefix: str | None = None) -> dict[str, int]:
-        return {}
+        counts: dict[str, int] = {}
+        for record in self._records(scope_prefix):
+            for category in record.categories:
+                counts[category] = counts.get(category, 0) + 1
+        return counts
 
     def count(self, scope_prefix: str | None = None) -> int:
         if _scope_path(scope_prefix) == "/":
@@ -298,10 +323,9 @@ class MemoryCrewAIStorage(StorageBackend):
         limit: int = 10,
         min_score: float = 0.0,
     ) -> list[tuple[MemoryRecord, float]]:
-        if categories or metadata_filter:
-            return []
-        page = await self._conn.arun(self._search_call(query_embedding, limit, scope_prefix))
-        return self._matches(page, scope_prefix, limit, min_score)
+        page = await self._conn.arun(self._search_call(query_embedding, limit, scope_prefix,
+                                                       bool(categories or metadata_filter)))
+        return self._matches(page, scope_prefix, limit, min_score, categories, metadata_filter)
 
     async def adelete(
         self,

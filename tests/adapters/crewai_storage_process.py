@@ -37,8 +37,9 @@ def run(client: MemoryClient) -> dict[str, Any]:
     embed = storage.embedder
     out: dict[str, Any] = {"is_backend": isinstance(storage, StorageBackend)}
 
-    tea = MemoryRecord(content=TEA, scope="/crew/c/agent/x", importance=0.9, categories=["drinks"])
-    office = MemoryRecord(content=OFFICE, scope="crew/c/agent/y/", importance=0.4)
+    tea = MemoryRecord(content=TEA, scope="/crew/c/agent/x", importance=0.9, categories=["drinks", "habits"],
+                       metadata={"person": "Ana", "confirmed": True}, source="interview")
+    office = MemoryRecord(content=OFFICE, scope="crew/c/agent/y/", importance=0.4, categories=["work"])
     trip = MemoryRecord(content=TRIP, scope="/crew/c", importance=0.5)
     storage.save([tea, office, trip])
     other.save([MemoryRecord(content="Ana drinks coffee", scope="/crew/o")])
@@ -52,6 +53,9 @@ def run(client: MemoryClient) -> dict[str, Any]:
     out["search_prefix"] = _ids(storage.search(closing, scope_prefix="/crew/c/agent/y"))
     out["search_prefix_elsewhere"] = _ids(storage.search(beverage, scope_prefix="/crew/c/agent/y"))
     out["search_categories"] = _ids(storage.search(beverage, categories=["drinks"]))
+    out["search_categories_other"] = _ids(storage.search(beverage, categories=["travel"]))
+    out["search_metadata"] = _ids(storage.search(beverage, metadata_filter={"person": "Ana", "confirmed": True}))
+    out["search_metadata_other"] = _ids(storage.search(beverage, metadata_filter={"person": "Ben"}))
     out["search_min_score"] = _ids(storage.search(beverage, min_score=1.01))
     out["asearch"] = _ids(asyncio.run(storage.asearch(beverage, limit=1)))
     long_text = "what beverage does she like? " + "Which drink does she reach for first thing every day? " * 60
@@ -62,7 +66,7 @@ def run(client: MemoryClient) -> dict[str, Any]:
         out["foreign_vector"] = str(exc)
 
     got = storage.get_record(tea.id)
-    out["get"] = [got.content, got.scope, got.importance] if got else None
+    out["get"] = [got.content, got.scope, got.importance, got.categories, got.metadata, got.source] if got else None
     out["get_unknown"] = storage.get_record("mem_unknown")
     out["get_other_crew"] = other.get_record(tea.id)
     got.content = "Ana drinks jasmine tea every morning"
@@ -77,12 +81,14 @@ def run(client: MemoryClient) -> dict[str, Any]:
     out["scope_info"] = [info.path, info.record_count, info.child_scopes, info.oldest_record is not None]
     out["count"] = [storage.count(), storage.count("/crew/c/agent"), storage.count("/nowhere")]
     out["list_categories"] = storage.list_categories()
+    out["scope_categories"] = storage.get_scope_info("/").categories
 
     try:
         storage.save([MemoryRecord(content="a secret", private=True)])
     except ValueError as exc:
         out["private"] = str(exc)
 
+    out["delete_category_none"] = storage.delete(categories=["nothing-here"])
     out["delete_ids"] = storage.delete(record_ids=[office.id, "mem_unknown"])
     out["delete_prefix"] = storage.delete(scope_prefix="/crew/c/agent")
     out["after_delete"] = [r.content for r in storage.list_records()]

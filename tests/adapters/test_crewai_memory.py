@@ -112,10 +112,14 @@ def test_the_storage_keeps_crewai_s_backend_contract(crewai_python, meaning, liv
     assert out["asearch"] == [tea]
     # A text longer than the service's query limit is searched by its start.
     assert out["search_long_text"] == [tea]
-    # Categories are not kept, so a filter on them matches nothing; nor does a score above 1.
-    assert out["search_categories"] == [] and out["search_min_score"] == []
+    # Categories (any of them), metadata (every key) and the source are kept and filter as crewai's
+    # own storages filter; a score above 1 matches nothing.
+    assert out["search_categories"] == [tea] and out["search_categories_other"] == []
+    assert out["search_metadata"] == [tea] and out["search_metadata_other"] == []
+    assert out["search_min_score"] == []
     assert "its own embedder" in out["foreign_vector"]
-    assert out["get"] == ["Ana drinks green tea every morning", "/crew/c/agent/x", 0.9]
+    assert out["get"] == ["Ana drinks green tea every morning", "/crew/c/agent/x", 0.9, ["drinks", "habits"],
+                          {"person": "Ana", "confirmed": True}, "interview"]
     assert out["get_unknown"] is None and out["get_other_crew"] is None
     assert out["updated"] == "Ana drinks jasmine tea every morning"
     assert out["list"] == [trip, office, tea] and out["list_page"] == [office]
@@ -123,7 +127,10 @@ def test_the_storage_keeps_crewai_s_backend_contract(crewai_python, meaning, liv
     assert out["list_scopes"] == {"/": ["/crew"], "/crew/c": ["/crew/c/agent"],
                                   "/crew/c/agent": ["/crew/c/agent/x", "/crew/c/agent/y"], "/crew/c/agent/x": []}
     assert out["scope_info"] == ["/crew/c/agent", 2, ["/crew/c/agent/x", "/crew/c/agent/y"], True]
-    assert out["count"] == [3, 2, 0] and out["list_categories"] == {}
+    assert out["count"] == [3, 2, 0]
+    assert out["list_categories"] == {"drinks": 1, "habits": 1, "work": 1}
+    assert out["scope_categories"] == ["drinks", "habits", "work"]
+    assert out["delete_category_none"] == 0
     assert "no per-source privacy" in out["private"]
     assert out["delete_ids"] == 1 and out["delete_prefix"] == 1 and out["after_delete"] == ["Ben flies to Porto in May"]
     # A reset erases this crew's memories, not another's.

@@ -4,6 +4,8 @@ source floor, restore, and admin log entries that never hold the text."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.contrib.admin.models import LogEntry
 from django.urls import reverse
@@ -28,6 +30,8 @@ def form_data(item, **overrides) -> dict:
         "expected_version": item.version,
         "summary_tier": item.summary_tier or "",
         "fact_key": item.fact_key or "",
+        "metadata": json.dumps(item.metadata),
+        "due_date": item.due_date.isoformat() if item.due_date else "",
         "importance": item.importance,
         "confidence": item.confidence,
         "status": item.status,
@@ -79,6 +83,19 @@ def test_edit_writes_a_version_with_the_operator(admin_client, admin_user, make_
     assert item.version == 2
     head = MemoryVersion.objects.get(pk=item.current_version_id)
     assert (head.version, head.operation, head.actor_type, head.actor_user_id) == (2, "modified", "user", admin_user.pk)
+
+
+def test_edit_metadata_as_json(admin_client, make_memory):
+    item = make_memory("The user likes tea.", fact_key="drink")
+    response = admin_client.post(change_url(item), form_data(item, metadata='{"source": "crm", "rank": 2}'))
+    assert response.status_code == 302
+    item.refresh_from_db()
+    assert item.metadata == {"source": "crm", "rank": 2} and item.version == 2
+    # Not an object: the form again, with the rule's words, nothing written.
+    response = admin_client.post(change_url(item), form_data(item, metadata="[1, 2]"))
+    assert response.status_code == 200 and "must be an object" in response.content.decode()
+    item.refresh_from_db()
+    assert item.metadata == {"source": "crm", "rank": 2} and item.version == 2
 
 
 def test_unchanged_save_writes_no_version(admin_client, make_memory):

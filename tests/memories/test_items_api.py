@@ -31,6 +31,7 @@ ITEM_KEYS = {
     "derived_from_count",
     "created_at",
     "updated_at",
+    "metadata",
 }
 
 
@@ -58,10 +59,63 @@ def test_due_date_only_on_open_loops(api):
     assert loop["due_date"] == "2026-12-04"
     changed = api.patch(f"/v1/memories/{loop['id']}", {"due_date": "2027-01-15"}, format="json").json()["data"]
     assert changed["due_date"] == "2027-01-15"
+    assert api.get(f"/v1/memories/{loop['id']}").json()["data"]["due_date"] == "2027-01-15"
+    versions = api.get(f"/v1/memories/{loop['id']}/versions").json()["data"]
+    assert versions[0]["version"] == 2 and versions[0]["attributes"]["due_date"] == "2027-01-15"
     cleared = api.patch(f"/v1/memories/{loop['id']}", {"due_date": None}, format="json").json()["data"]
     assert cleared["due_date"] is None
+    assert MemoryItem.objects.get(pk=loop["id"]).due_date is None
+    # A version keeps the day: restoring the first brings it back.
+    first = versions[-1]["id"]
+    restored = api.post(f"/v1/memories/{loop['id']}/restore", {"version_id": first}, format="json").json()["data"]
+    assert restored["due_date"] == "2026-12-04"
     fact = _create(api, due_date="2026-12-04").json()["data"]
     assert fact["due_date"] is None
+
+
+def test_metadata_is_kept_versioned_and_filtered(api):
+    crm = _create(api, content="Prefers email", metadata={"source": "crm", "priority": 2, "tags": ["a"]})
+    assert crm.status_code == 201, crm.json()
+    crm = crm.json()["data"]
+    assert crm["metadata"] == {"source": "crm", "priority": 2, "tags": ["a"]}
+    other = _create(api, content="Prefers phone calls", metadata={"source": "chat", "urgent": True}).json()["data"]
+    plain = _create(api, content="Lives in Porto").json()["data"]
+    assert plain["metadata"] == {}
+
+    def listed(**params) -> list[str]:
+        response = api.get("/v1/memories", {"scope": "chat", "scope_id": "conv-1", **params})
+        assert response.status_code == 200, response.json()
+        return sorted(row["id"] for row in response.json()["data"])
+
+    assert listed(metadata='{"source": "crm"}') == [crm["id"]]
+    assert listed(metadata='{"source": "crm", "priority": 2}') == [crm["id"]]
+    assert listed(metadata='{"source": "crm", "priority": 3}') == []
+    assert listed(metadata='{"urgent": true}') == [other["id"]]
+    assert listed(metadata='{"key with spaces__and__underscores": "x"}') == []
+    # A search by meaning takes the same filter.
+    found = api.get("/v1/memories", {"scope": "chat", "scope_id": "conv-1", "query": "how to contact?",
+                                     "metadata": '{"source": "chat"}'}).json()["data"]
+    assert [row["id"] for row in found] in ([other["id"]], [])
+    for bad in ("crm", "[1]", "{}", '{"source": null}', '{"tags": ["a"]}'):
+        response = api.get("/v1/memories", {"metadata": bad})
+        assert response.status_code == 400 and error_type(response) == "invalid_request_error", bad
+
+    # An update replaces the object, writes a version; null clears it.
+    changed = api.patch(f"/v1/memories/{crm['id']}", {"metadata": {"source": "erp"}}, format="json").json()["data"]
+    assert changed["metadata"] == {"source": "erp"} and changed["version"] == 2
+    assert MemoryItem.objects.get(pk=crm["id"]).metadata == {"source": "erp"}
+    versions = api.get(f"/v1/memories/{crm['id']}/versions").json()["data"]
+    assert [v["attributes"]["metadata"] for v in versions] == [{"source": "erp"},
+                                                              {"source": "crm", "priority": 2, "tags": ["a"]}]
+    assert api.patch(f"/v1/memories/{crm['id']}", {"metadata": None}, format="json").json()["data"]["metadata"] == {}
+
+
+@pytest.mark.parametrize("metadata", ["crm", ["a"], {"": 1}, {"k" * 129: 1}, {f"k{i}": i for i in range(65)},
+                                      {"blob": "x" * 17_000}])
+def test_metadata_validation_errors_are_400(api, metadata):
+    response = _create(api, metadata=metadata)
+    assert response.status_code == 400 and error_type(response) == "invalid_request_error"
+    assert not MemoryItem.objects.exists()
 
 
 def test_summary_tier_only_on_summaries(api):

@@ -46,6 +46,13 @@ def test_items_crud_filters_and_offset_pagination(client):
     assert [m["id"] for m in client.list_memories(type="open_loop").data] == [chat["id"]]
     assert client.list_memories(scope_id="nobody").data == []
 
+    labelled = _fact(client, "fact from the crm", metadata={"source": "crm", "rank": 2})
+    assert labelled["metadata"] == {"source": "crm", "rank": 2}
+    assert [m["id"] for m in client.list_memories(metadata={"source": "crm"}).data] == [labelled["id"]]
+    assert client.update_memory(memory_id=labelled["id"], metadata={"source": "erp"})["metadata"] == {"source": "erp"}
+    assert client.list_memories(metadata={"source": "crm"}).data == []
+    client.delete_memory(memory_id=labelled["id"])
+
     stats = client.memory_stats()
     assert stats["total"] == 6 and stats["by_type"]["fact"] == 5 and stats["by_type"]["open_loop"] == 1
     assert client.memory_stats(scope="chat")["total"] == 1
