@@ -228,11 +228,16 @@ def _seed(sizes: list[int], texts: list[str], pool: np.ndarray, model: str) -> d
 
 @contextlib.contextmanager
 def _server(env: dict[str, str], path: str):
+    """A gunicorn of the production configuration; its log goes to a file
+    (a pipe nobody reads would stall the server once full), whose end is
+    printed if the server fails to start or the bench fails while it runs."""
     port = _free_port()
+    log_path = Path(env["MEMORY_VAR_DIR"]) / f"gunicorn-{path}.log"
+    log = log_path.open("wb")
     proc = subprocess.Popen(
         [str(ROOT / ".venv/bin/gunicorn"), "-c", "memory_project/gunicorn.conf.py", "memory_project.wsgi",
          "--bind", f"127.0.0.1:{port}", "--workers", "2", "--threads", "4"],
-        cwd=ROOT, env={**env, "RECALL_VECTOR_INDEX": path}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        cwd=ROOT, env={**env, "RECALL_VECTOR_INDEX": path}, stdout=subprocess.DEVNULL, stderr=log)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while True:
@@ -243,11 +248,15 @@ def _server(env: dict[str, str], path: str):
             pass
         if time.monotonic() > deadline or proc.poll() is not None:
             proc.kill()
-            raise RuntimeError(f"gunicorn ({path}) did not start: {proc.stderr.read().decode()[-2000:]}")
+            raise RuntimeError(f"gunicorn ({path}) did not start: {log_path.read_text()[-2000:]}")
         time.sleep(0.5)
     try:
         yield base, proc
+    except BaseException:
+        print(f"gunicorn ({path}) log, its end:\n{log_path.read_text()[-3000:]}", file=sys.stderr)
+        raise
     finally:
+        log.close()
         proc.send_signal(signal.SIGTERM)
         try:
             proc.wait(30)
