@@ -147,7 +147,7 @@ class Seeder:
                         values = {"id": ids[i], "workspace_id": workspace_id, "scope": "global", "scope_id": "",
                                   "type": "fact", "content": text, "content_size_bytes": len(text.encode()),
                                   "importance": float(importance[i]), "confidence": 0.9, "sources": "[]",
-                                  "source_memory_ids": "[]", "status": "active", "lifecycle_status": "active",
+                                  "source_memory_ids": "[]", "metadata": "{}", "status": "active", "lifecycle_status": "active",
                                   "version": 1, "created_at": now, "updated_at": now,
                                   "content_sha256": hashlib.sha256(text.encode()).hexdigest(),
                                   "token_count_estimate": len(text) // 4}
