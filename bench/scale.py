@@ -9,10 +9,12 @@ are the turns of the recall corpus, and vectors reuse a pool of real
 multilingual-e5-small vectors of those texts, each copy moved by a little
 noise (so that no two are equal and the HNSW graph is a real one).
 
-Two gunicorn servers with the production configuration (2 workers x 4
-threads each) serve the same database: one finds a query's nearest vectors
-in process (`RECALL_VECTOR_INDEX=process`), the other in PostgreSQL with
-pgvector (HNSW). Calls are interleaved across sizes and paths, one at a time,
+Three gunicorn servers with the production configuration (2 workers x 4
+threads each) serve the same database, one per `RECALL_VECTOR_INDEX`: one
+finds a query's nearest vectors in process (`process`), one in PostgreSQL
+with pgvector (`database`, HNSW), and the default (`auto`) each scope where
+it fits: in process within `RECALL_VECTOR_CACHE_MIB`, in pgvector past it.
+Calls are interleaved across sizes and paths, one at a time,
 each with a query never asked before (so each pays for its query vector), and
 print, in one run:
 
@@ -23,7 +25,8 @@ print, in one run:
   conversations sharing the 100k global scope;
 - the pgvector path's recall of the exact top 200: the same statement run
   with index scans off, over the same stored vectors (the in-process path is
-  exact).
+  exact), and the cosine of the 200th neighbour each finds (the copies of
+  one real vector are near ties: a miss there may cost nothing).
 
     .venv/bin/python bench/scale.py [--sizes 1000,10000,100000,1000000] [--calls 30]
 
@@ -274,10 +277,11 @@ def _context(client: httpx.Client, key: str, cid: str, query: str) -> float:
     return elapsed
 
 
-def _pgvector_recall(workspaces: dict[int, dict], queries: list[str]) -> dict[int, float]:
+def _pgvector_recall(workspaces: dict[int, dict], queries: list[str]) -> dict[int, tuple[float, float, float]]:
     """The pgvector path's top 200 against the exact top 200 of the same
     stored vectors (the same statement with index scans off: a scan of the
-    scope and a sort), per size, averaged over the queries."""
+    scope and a sort), per size, averaged over the queries: (recall, the
+    exact 200th cosine, the approximate 200th cosine)."""
     from django.db import connection, transaction
 
     from memories.recall import embeddings, pgvector
@@ -287,23 +291,25 @@ def _pgvector_recall(workspaces: dict[int, dict], queries: list[str]) -> dict[in
     out = {}
     for size, w in workspaces.items():
         token = memory_scope_token(w["workspace"], "global", "")
-        found = []
+        found, exact_last, approximate_last = [], [], []
         for query in queries:
             vector = provider.embed_query(query)
             vector = vector / np.linalg.norm(vector)
 
-            def nearest(vector=vector, token=token, w=w) -> set[int]:
-                ids, _ = pgvector.nearest(workspace_id=w["workspace"], scope_tokens=[token], model=provider.name,
-                                          query=vector, limit=TOP_K)
-                return set(ids.tolist())
+            def nearest(vector=vector, token=token, w=w) -> tuple[set[int], float]:
+                ids, scores = pgvector.nearest(workspace_id=w["workspace"], scope_tokens=[token],
+                                               model=provider.name, query=vector, limit=TOP_K)
+                return set(ids.tolist()), float(scores[-1]) if len(scores) else 0.0
 
-            approximate = nearest()
+            approximate, approximate_cosine = nearest()
             with transaction.atomic(), connection.cursor() as cursor:
                 cursor.execute("SET LOCAL enable_indexscan = off")
                 cursor.execute("SET LOCAL enable_bitmapscan = off")
-                exact = nearest()
+                exact, exact_cosine = nearest()
             found.append(len(exact & approximate) / max(1, len(exact)))
-        out[size] = float(np.mean(found))
+            exact_last.append(exact_cosine)
+            approximate_last.append(approximate_cosine)
+        out[size] = (float(np.mean(found)), float(np.mean(exact_last)), float(np.mean(approximate_last)))
     return out
 
 
@@ -377,10 +383,13 @@ def main() -> None:
             return f"{rng.choice(queries)} ({counter[0]})"
 
         with _server(env, "process") as (process_base, process_proc), \
-                _server(env, "auto") as (pg_base, pg_proc), \
+                _server(env, "database") as (pg_base, pg_proc), \
+                _server(env, "auto") as (auto_base, auto_proc), \
+                httpx.Client(base_url=auto_base, timeout=120) as auto_client, \
                 httpx.Client(base_url=process_base, timeout=120) as process_client, \
                 httpx.Client(base_url=pg_base, timeout=120) as pg_client:
-            paths = {"in-process": (process_client, process_proc), "pgvector": (pg_client, pg_proc)}
+            paths = {"in-process": (process_client, process_proc), "pgvector": (pg_client, pg_proc),
+                     "auto": (auto_client, auto_proc)}
             rss_start = {name: sum(_rss_mib(p) for p in _children(proc.pid)) for name, (_, proc) in paths.items()}
             # Warm: every worker loads what it holds (the first calls).
             for _ in range(4):
@@ -445,8 +454,10 @@ def main() -> None:
             print(f"vector cache ({name}), per worker asked: {reports[name]}")
         recall = _pgvector_recall(workspaces, queries[:RECALL_QUERIES])
         for size in sizes:
-            print(f"pgvector recall@{TOP_K} {size:>9,} {recall[size]:.3f} >= 0.95 (against an exact search of the "
-                  f"same vectors, {RECALL_QUERIES} queries; the in-process path is exact)")
+            share, exact_cosine, approximate_cosine = recall[size]
+            print(f"pgvector recall@{TOP_K} {size:>9,} {share:.3f} >= 0.95 (against an exact search of the "
+                  f"same vectors, {RECALL_QUERIES} queries; the in-process path is exact; the 200th neighbour's "
+                  f"cosine {approximate_cosine:.4f}, exact {exact_cosine:.4f})")
         print(f"load: {os.getloadavg()[0]:.2f} (1 min) at the end; vectors: a pool of {len(pool)} real e5 vectors, "
               "each copy moved by noise", flush=True)
         from django.db import connections

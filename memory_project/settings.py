@@ -378,15 +378,18 @@ EMBEDDING_TIMEOUT_SECONDS = env_float("EMBEDDING_TIMEOUT_SECONDS", 30.0)
 EMBEDDING_MAX_RETRIES = min(env_int("EMBEDDING_MAX_RETRIES", 3), 5)
 # Threads of the offline model per process (0 = the engine's default: all cores).
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0)
-# Where a query's nearest vectors are found: "auto" (in PostgreSQL with
-# pgvector when the database has the extension, else in process), or
-# "process" (always in process). See memories/recall/dense.py.
+# Where a query's nearest vectors are found, per scope: "auto" (in process
+# while the scope's vectors fit RECALL_VECTOR_CACHE_MIB, in PostgreSQL with
+# pgvector past that, where the database has the extension), "database"
+# (always pgvector: web workers hold no vectors) or "process" (always in
+# process). See memories/recall/dense.py.
 RECALL_VECTOR_INDEX = os.environ.get("RECALL_VECTOR_INDEX", "auto")
-if RECALL_VECTOR_INDEX not in ("auto", "process"):
-    raise ImproperlyConfigured("RECALL_VECTOR_INDEX must be auto or process.")
+if RECALL_VECTOR_INDEX not in ("auto", "database", "process"):
+    raise ImproperlyConfigured("RECALL_VECTOR_INDEX must be auto, database or process.")
 # Memory a process may spend on cached vectors (MiB), all scopes together:
 # the least recently used scopes leave first; a scope larger than this alone
-# is not cached and ranks by BM25 alone (`recall_vector_cache_report`).
+# is not cached: pgvector finds its neighbours where the database has it,
+# else it ranks by BM25 alone (`recall_vector_cache_report`).
 RECALL_VECTOR_CACHE_MIB = env_int("RECALL_VECTOR_CACHE_MIB", 512)
 # Fusion of BM25 and dense rankings (chosen on bench/recall.py's tuning split;
 # the figures are in bench/README.md): the reciprocal-rank constant, and how

@@ -5,9 +5,16 @@ extraction and after memory writes), never on a request's path. An entry
 rebuilt after an edit starts without a vector and is embedded again; an entry
 deleted (a deleted memory or message, an erased text) takes its vector with it.
 
-A query's nearest entries are found one of two ways:
+A query's nearest entries are found per scope, one of two ways
+(`RECALL_VECTOR_INDEX`: `process`, `database`, or `auto`, where a scope is
+held in process when its vectors fit `RECALL_VECTOR_CACHE_MIB` and searched
+in the database otherwise):
 
-- In PostgreSQL with pgvector (see `pgvector`): one statement, HNSW.
+- In PostgreSQL with pgvector (see `pgvector`): one statement, HNSW. Before
+  pgvector 0.8 an HNSW scan cannot go past its candidate list, so the
+  workspace and scope filter thins it: a scope that is a small share of the
+  table is searched exactly (measured: 525 ms at 100,000 vectors, where the
+  process takes 3 ms; bench/README.md). `auto` keeps those in process.
 - In process: each *scope's* vectors are held once per process (the global
   scope once, whichever conversations ask), in a float32 matrix scored with
   one matrix-vector product and cut by partial selection. The scopes' running
@@ -115,6 +122,11 @@ def _limit_bytes() -> int:
     return int(settings.RECALL_VECTOR_CACHE_MIB) * 1024 * 1024
 
 
+def too_large_to_hold(state: ScopeState, dims: int) -> bool:
+    """Whether a scope's vectors alone pass what a process may hold."""
+    return state.embedded * (dims * 4 + 8) > _limit_bytes()
+
+
 def recall_vector_cache_report() -> dict[str, int]:
     """What this process holds: scopes, vectors, bytes, the limit, and the
     scopes left out for being larger than the limit alone."""
@@ -167,7 +179,7 @@ def _scope_vectors(workspace_id: str, token: str, model: str, dims: int, state: 
             _cache.move_to_end(key)
             return cached
         lock = _scope_locks.setdefault(key, threading.Lock())
-    if state.embedded * (dims * 4 + 8) > _limit_bytes():
+    if too_large_to_hold(state, dims):
         with _cache_lock:
             if key not in _too_large:
                 logger.warning("recall vectors of scope %s (%d) exceed RECALL_VECTOR_CACHE_MIB: ranked by BM25 "
@@ -280,22 +292,26 @@ class DenseRecall:
         if not norm:
             return {}
         vector = vector / norm
-        if pgvector.in_use():
-            ids, scores = pgvector.nearest(workspace_id=workspace_id, scope_tokens=tokens, model=provider.name,
+        in_database = _searched_in_database(tokens, states, provider.dims)
+        id_parts, score_parts = [], []
+        if in_database:
+            ids, scores = pgvector.nearest(workspace_id=workspace_id, scope_tokens=in_database, model=provider.name,
                                            query=vector, limit=DENSE_TOP_K)
-        else:
-            id_parts, score_parts = [], []
-            for token in tokens:
-                held = _scope_vectors(workspace_id, token, provider.name, provider.dims, states[token])
-                if held is None or not held.size:
-                    continue
-                held_ids, held_matrix = held.rows()
-                scope_ids, scope_scores = _top(held_ids, held_matrix @ vector, DENSE_TOP_K)
-                id_parts.append(scope_ids)
-                score_parts.append(scope_scores)
-            if not id_parts:
-                return {}
-            ids, scores = _top(np.concatenate(id_parts), np.concatenate(score_parts), DENSE_TOP_K)
+            id_parts.append(ids)
+            score_parts.append(scores)
+        for token in tokens:
+            if token in in_database:
+                continue
+            held = _scope_vectors(workspace_id, token, provider.name, provider.dims, states[token])
+            if held is None or not held.size:
+                continue
+            held_ids, held_matrix = held.rows()
+            scope_ids, scope_scores = _top(held_ids, held_matrix @ vector, DENSE_TOP_K)
+            id_parts.append(scope_ids)
+            score_parts.append(scope_scores)
+        if not id_parts:
+            return {}
+        ids, scores = _top(np.concatenate(id_parts), np.concatenate(score_parts), DENSE_TOP_K)
         if not len(ids):
             return {}
         # Every text has some cosine with every query (e5's unrelated pairs sit
@@ -303,6 +319,17 @@ class DenseRecall:
         # relevant by meaning, so an unrelated memory is not let in.
         floor = float(scores[0]) - settings.RECALL_DENSE_MARGIN
         return {int(i): float(v) for i, v in zip(ids, scores, strict=True) if v > 0 and v >= floor}
+
+
+def _searched_in_database(tokens: Sequence[str], states: Mapping[str, ScopeState], dims: int) -> list[str]:
+    """The scopes whose nearest vectors pgvector finds (see the module's
+    docstring); the others are held in process."""
+    mode = settings.RECALL_VECTOR_INDEX
+    if mode == "process" or not pgvector.has_column():
+        return []
+    if mode == "database":
+        return list(tokens)
+    return [token for token in tokens if too_large_to_hold(states[token], dims)]
 
 
 def dense_similarities(*, workspace_id: str) -> DenseRecall | None:

@@ -81,12 +81,6 @@ def has_column(connection=default_connection) -> bool:
     return known
 
 
-def in_use(connection=default_connection) -> bool:
-    """Whether dense ranking searches in the database: the column is there and
-    `RECALL_VECTOR_INDEX` does not ask for the in-process path."""
-    return settings.RECALL_VECTOR_INDEX != "process" and has_column(connection)
-
-
 def index_name(dims: int) -> str:
     return f"recall_vector_hnsw_{int(dims)}"
 

@@ -140,14 +140,13 @@ def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense: D
     states = scope_states(workspace_id=workspace_id, scope_tokens=scope_tokens) if wants_dense else {}
     if wants_dense:
         dense.begin(scope_tokens, query, states)
-    hits = fulltext.shortlist(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=terms,
-                           limit=SHORTLIST_LIMIT) if terms else []
+    df = term_counts(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=terms) if terms else {}
+    hits = _shortlist(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=terms, df=df)
     if hits and not states:
         states = scope_states(workspace_id=workspace_id, scope_tokens=scope_tokens)
     scored: dict[int, Scored] = {}
     if hits:
         n_docs, avg_len = fulltext.statistics_of(states.values())
-        df = term_counts(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=terms)
         for hit, (score, held) in zip(hits, bm25_scores(hits, terms, n_docs=n_docs, avg_len=avg_len, df=df),
                                       strict=True):
             if score > 0:
@@ -178,6 +177,42 @@ def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense: D
         s.relevance = max(s.terms, meaning_evidence(s.dense))
     relevant = [s for s in scored.values() if s.rank > 0 and is_relevant(s)]
     return sorted(relevant, key=lambda s: (-s.rank, -s.bm25, s.hit.id))
+
+
+def _shortlist(*, workspace_id: str, scope_tokens: Sequence[str], terms: Sequence[str], df: dict[str, int]
+               ) -> list[fulltext.Hit]:
+    """The entries BM25 scores exactly: every entry holding one of the
+    query's rarer terms, then, if those are fewer than `SHORTLIST_LIMIT`, the
+    database's pick of those holding only its common ones.
+
+    A term is rare while the rarer terms' document counts, summed, stay within
+    the rows the database ranks (`fulltext.RANK_POOL`): all their entries
+    come back, and no entry that holds a rare term is lost to an arbitrary
+    cut. A common term's idf is small; an entry holding it and no rare term
+    is ranked below one that holds a rare term, so those are only read to
+    fill the shortlist. Reading a common term's matches was most of a
+    context call's time once a scope held 100,000 entries."""
+    if not terms:
+        return []
+    rare: list[str] = []
+    total = 0
+    for term in sorted(terms, key=lambda t: (df.get(t, 0), t)):
+        total += df.get(term, 0)
+        if total > fulltext.RANK_POOL:
+            break
+        rare.append(term)
+    common = [t for t in terms if t not in rare]
+    if not rare or not common:
+        return fulltext.shortlist(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=terms,
+                                  limit=SHORTLIST_LIMIT)
+    hits = fulltext.shortlist(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=rare,
+                              limit=SHORTLIST_LIMIT)
+    if len(hits) < SHORTLIST_LIMIT:
+        seen = {hit.id for hit in hits}
+        more = fulltext.shortlist(workspace_id=workspace_id, scope_tokens=scope_tokens, terms=common,
+                                  limit=SHORTLIST_LIMIT)
+        hits += [hit for hit in more if hit.id not in seen][:SHORTLIST_LIMIT - len(hits)]
+    return hits
 
 
 def _fuse(scored: dict[int, Scored], rankings: list[tuple[float, list[Scored]]]) -> None:

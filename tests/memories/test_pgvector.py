@@ -32,7 +32,7 @@ def vector_database(settings):
             pytest.fail("the database was expected to have pgvector")
         pytest.skip("the database has no pgvector")
     settings.EMBEDDING_PROVIDER = "offline"
-    settings.RECALL_VECTOR_INDEX = "auto"
+    settings.RECALL_VECTOR_INDEX = "database"
     dense.recall_vector_cache_clear()
     provider = embeddings.get_embedding_provider()
     pgvector.vector_index_ensure()
@@ -80,6 +80,32 @@ def test_nearest_entries_come_from_the_database_filtered_by_workspace_and_scopes
     found = dense.dense_similarities(workspace_id=workspace.pk)([glob, user], query)
     assert found == pytest.approx(_exact(workspace, [glob, user], provider.name, query_vector), abs=2e-3)
     assert dense.recall_vector_cache_report()["vectors"] == 0  # nothing held in process
+
+
+def test_auto_holds_a_scope_that_fits_and_searches_a_larger_one_in_the_database(
+        workspace, vector_database, settings, monkeypatch):
+    """`auto`: each scope where it is served best. One that fits the process's
+    budget is held and scored in process (exact); one larger than the budget
+    alone is left to pgvector; their neighbours are merged on one scale."""
+    provider = vector_database
+    settings.RECALL_VECTOR_INDEX = "auto"
+    rng = np.random.default_rng(9)
+    query = "when does the office open"
+    query_vector = provider.embed_query(query)
+    query_vector = query_vector / np.linalg.norm(query_vector)
+    small = memory_scope_token(workspace.pk, Scope.USER, "u1")
+    large = memory_scope_token(workspace.pk, Scope.GLOBAL, "")
+    _entries(workspace, small, _unit(rng, 20, 384), model=provider.name)
+    _entries(workspace, large, _unit(rng, 120, 384), model=provider.name)
+    # A budget that holds 20 vectors of 384 floats and not 120.
+    monkeypatch.setattr(dense, "_limit_bytes", lambda: 50 * (384 * 4 + 8))
+    searched = []
+    nearest = pgvector.nearest
+    monkeypatch.setattr(pgvector, "nearest", lambda **kw: searched.append(kw["scope_tokens"]) or nearest(**kw))
+    found = dense.dense_similarities(workspace_id=workspace.pk)([small, large], query)
+    assert searched == [[large]]
+    assert dense.recall_vector_cache_report()["vectors"] == 20
+    assert found == pytest.approx(_exact(workspace, [small, large], provider.name, query_vector), abs=2e-3)
 
 
 def test_hnsw_finds_the_exact_top_200(workspace, vector_database):
