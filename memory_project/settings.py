@@ -105,12 +105,8 @@ TEMPLATES = [
 ]
 
 # --- Database -----------------------------------------------------------------
-# pgvector's HNSW search: the candidate list per search (the longest pgvector
-# takes, for fusion's 200 neighbours), and the graph, read when the index is
-# built (after `migrate`; to change a built index, drop it and migrate
-# again): neighbours per node and the candidate list while building. Larger
-# values keep more of the exact top k on tightly clustered vectors and build
-# slower (bench/README.md).
+# pgvector's HNSW: the candidate list per search (the longest pgvector takes),
+# and the graph, read when the index is built after `migrate` (docs/operations.md).
 PGVECTOR_EF_SEARCH = env_int("PGVECTOR_EF_SEARCH", 1000)
 PGVECTOR_HNSW_M = env_int("PGVECTOR_HNSW_M", 16)
 PGVECTOR_HNSW_EF_CONSTRUCTION = env_int("PGVECTOR_HNSW_EF_CONSTRUCTION", 64)
@@ -168,10 +164,9 @@ else:
         )
     }
     if DATABASES["default"]["ENGINE"].endswith("postgresql"):
-        # pgvector's HNSW search (memories/recall/pgvector.py), set once per
-        # connection (`PGVECTOR_EF_SEARCH`, above), and (pgvector 0.8+) a scan
-        # that goes on until enough rows pass the workspace and scope filter. Harmless where pgvector is absent; an
-        # older pgvector logs that it ignores the second.
+        # pgvector's HNSW search, set once per connection, and (pgvector 0.8+) a
+        # scan that goes on until enough rows pass the workspace and scope
+        # filter; an older pgvector logs that it ignores the second.
         DATABASES["default"].setdefault("OPTIONS", {})["options"] = (
             f"-c hnsw.ef_search={PGVECTOR_EF_SEARCH} -c hnsw.iterative_scan=relaxed_order")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
