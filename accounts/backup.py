@@ -49,9 +49,10 @@ EXPORT_CHUNK_SIZE = 2000
 # Tables that hold a workspace key but describe the installation rather than the
 # workspace's data: an operator's membership names a staff user of this
 # database, who need not exist where the backup is restored. The recall
-# index's per-scope totals are kept by triggers on its entries, so restoring
-# the entries rebuilds them (a copied row would count every entry twice).
-NOT_EXPORTED = {"accounts.workspacemembership", "memories.recallscopestats"}
+# index's per-scope totals and term counts are kept by triggers on its
+# entries, so restoring the entries rebuilds them (a copied row would count
+# every entry twice).
+NOT_EXPORTED = {"accounts.workspacemembership", "memories.recallscopestats", "memories.recalltermstats"}
 # Tables that moved to another app (same table, new label): an export written
 # before the move still imports.
 MOVED_MODELS = {
