@@ -250,7 +250,9 @@ def _server(env: dict[str, str], path: str):
     log = log_path.open("wb")
     proc = subprocess.Popen(
         [str(ROOT / ".venv/bin/gunicorn"), "-c", "memory_project/gunicorn.conf.py", "memory_project.wsgi",
-         "--bind", f"127.0.0.1:{port}", "--workers", "2", "--threads", "4"],
+         "--bind", f"127.0.0.1:{port}", "--workers", "2", "--threads", "4",
+         # Each server its own control socket: by default they share one.
+         "--control-socket", str(Path(env["MEMORY_VAR_DIR"]) / f"gunicorn-{path}.ctl")],
         cwd=ROOT, env={**env, "RECALL_VECTOR_INDEX": path}, stdout=subprocess.DEVNULL, stderr=log)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120

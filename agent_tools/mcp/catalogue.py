@@ -182,6 +182,12 @@ _MEMORY_TOOLS = (
                 "user_id": _USER_ID,
                 "importance": _unit_interval("How much this matters, 0 to 1 (default 0.7)."),
                 "confidence": _unit_interval("How sure it is, 0 to 1 (default 1)."),
+                "metadata": {
+                    "type": "object",
+                    "maxProperties": 64,
+                    "description": "Your own labels for this memory (a source, categories, an id of yours), kept "
+                                   "as given; list_memories can filter on them.",
+                },
             },
             required=["content"],
         ),
@@ -237,6 +243,9 @@ _MEMORY_TOOLS = (
                 },
                 "fact_key": {"type": "string", "minLength": 1, "maxLength": 255, "description": "Only facts with this key."},
                 "query": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "Only memories containing this text."},
+                "metadata": {"type": "object", "minProperties": 1, "maxProperties": 64,
+                             "description": "Only memories whose metadata holds each of these keys with that value "
+                                            "(strings, numbers, booleans)."},
                 "limit": {
                     "type": "integer",
                     "minimum": 1,

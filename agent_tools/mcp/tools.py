@@ -232,6 +232,7 @@ def _remember(workspace, data: dict[str, Any], actor: Actor) -> ToolResult:
         workspace=workspace, actor=actor, scope="user" if user_id is not None else Scope.GLOBAL,
         scope_id=user_id or "", content=data["content"], fact_key=data.get("fact_key"),
         importance=data.get("importance", 0.7), confidence=data.get("confidence", 1.0),
+        metadata=data.get("metadata"),
     )
     item = result.item
     where = f"for user {user_id!r}" if user_id is not None else "globally"
@@ -270,6 +271,8 @@ def _list(workspace, data: dict[str, Any], actor: Actor) -> ToolResult:
     for name, key in (("scope", "scope"), ("type", "type"), ("fact_key", "fact_key"), ("query", "q")):
         if name in data:
             filters[key] = data[name]
+    if "metadata" in data:
+        filters["metadata"] = json.dumps(data["metadata"], ensure_ascii=False)
     if "user_id" in data:
         if data.get("scope", "user") != "user":
             raise ValidationError("user_id lists the user's own memories (scope user); leave out scope.")

@@ -34,6 +34,7 @@ def memory_fact_remember(
     fact_key: str | None = None,
     importance: float = 0.7,
     confidence: float = 1.0,
+    metadata: dict | None = None,
 ) -> RememberResult:
     """Write a fact into (scope, scope_id). With a `fact_key`, the facts of that
     key still in force in the scope are deprecated and linked from the new one
@@ -54,7 +55,7 @@ def memory_fact_remember(
                 return RememberResult(item=same, operation="unchanged")
         item = memory_item_create(
             workspace=workspace, actor=actor, scope=scope, scope_id=scope_id, type=MemoryType.FACT,
-            content=content, fact_key=key, importance=importance, confidence=confidence,
+            content=content, fact_key=key, importance=importance, confidence=confidence, metadata=metadata,
         )
         for old in current:
             memory_item_update(workspace=workspace, actor=actor, memory_id=old.pk, changes={"status": Status.DEPRECATED})

@@ -35,6 +35,21 @@ def test_execute_records_the_client(api):
     assert (version.actor_type, version.actor_session_id) == ("api_key", None)
 
 
+def test_remember_keeps_metadata_and_list_filters_on_it(api):
+    def call(tool: str, data: dict) -> dict:
+        return api.post(f"/v1/agent_tools/{tool}", {"input": data}, format="json").json()
+
+    crm = call("remember", {"content": "Prefers email", "user_id": "u1", "metadata": {"source": "crm", "rank": 2}})
+    assert crm["is_error"] is False and crm["output"]["memory"]["metadata"] == {"source": "crm", "rank": 2}
+    call("remember", {"content": "Prefers calls", "user_id": "u1", "metadata": {"source": "chat"}})
+    found = call("list_memories", {"user_id": "u1", "metadata": {"source": "crm"}})
+    assert [m["id"] for m in found["output"]["data"]] == [crm["output"]["memory"]["id"]]
+    bad = call("remember", {"content": "x", "metadata": {"k" * 129: 1}})
+    assert bad["is_error"] is True and "metadata" in bad["content"]
+    not_scalar = call("list_memories", {"metadata": {"source": ["crm"]}})
+    assert not_scalar["is_error"] is True and "metadata" in not_scalar["content"]
+
+
 def test_errors(api, readonly_api):
     bad_input = api.post("/v1/agent_tools/recall", {"input": {"query": ""}}, format="json")
     assert bad_input.status_code == 200 and bad_input.json()["is_error"] is True
