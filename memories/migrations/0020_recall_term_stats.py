@@ -14,13 +14,9 @@ def terms_forwards(apps, schema_editor):
 
 
 def terms_backwards(apps, schema_editor):
-    connection = schema_editor.connection
-    for name in ("insert", "delete", "update"):
-        if connection.vendor == "postgresql":
-            schema_editor.execute(f"DROP TRIGGER IF EXISTS recall_terms_{name} ON memories_recallentry; "
-                                  f"DROP FUNCTION IF EXISTS recall_terms_{name}()")
-        else:
-            schema_editor.execute(f"DROP TRIGGER IF EXISTS recall_terms_a{name[0]}")
+    from memories.recall import stats
+
+    stats.term_counts_uninstall(schema_editor.connection)
 
 
 class Migration(migrations.Migration):

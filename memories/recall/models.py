@@ -98,8 +98,8 @@ class RecallTermStats(models.Model):
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+", db_index=False)
     scope_token = models.CharField(max_length=48)
     # Terms longer than this are not counted (a run of digits or letters
-    # that long is an id or a blob, rare by nature): ranking then counts
-    # such a term in what it shortlisted.
+    # that long is an id or a blob, rare by nature): `stats.term_counts`
+    # takes such a term as found once.
     term = models.CharField(max_length=64)
     entries = models.BigIntegerField(default=0)
 

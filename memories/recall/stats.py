@@ -19,7 +19,9 @@ a table's triggers in the order of their names: `recall_stats_*` takes the
 scope's row before `recall_terms_*` takes any term's, so two transactions
 writing one scope queue on the scope's row and never hold term rows in
 opposite orders. Entries are rebuilt, never patched (see `index`): an
-UPDATE changes an entry's vector only, and only that is counted.
+UPDATE changes an entry's vector only, and only that is counted (terms have
+no UPDATE trigger: the pipeline writes a vector per statement, and each
+would run it for nothing).
 
 Django rebuilds a SQLite table (dropping its triggers) when a migration
 alters it: `stats_ensure` runs after every `migrate`, puts them back and
@@ -68,8 +70,6 @@ def _postgres_term_delta(rows: str) -> str:
         IF gone IS NOT NULL THEN DELETE FROM {TERMS_TABLE} WHERE id = ANY(gone); END IF"""
 
 
-_MOVED = "(o.workspace_id, o.scope_token, o.terms) IS DISTINCT FROM (n.workspace_id, n.scope_token, n.terms)"
-
 _POSTGRES_FUNCTIONS = {
     "recall_stats_insert": f"""
         INSERT INTO {STATS_TABLE} AS s (workspace_id, scope_token, entries, total_length, embedded, removed)
@@ -97,13 +97,6 @@ _POSTGRES_FUNCTIONS = {
         WHERE s.workspace_id = d.workspace_id AND s.scope_token = d.scope_token AND d.added + d.dropped > 0""",
     "recall_terms_insert": _postgres_term_delta("SELECT workspace_id, scope_token, terms, 1 AS sign FROM new_rows"),
     "recall_terms_delete": _postgres_term_delta("SELECT workspace_id, scope_token, terms, -1 AS sign FROM old_rows"),
-    # Entries are rebuilt, not patched, so this finds nothing but keeps the
-    # counts true if an UPDATE ever moves an entry or changes its terms.
-    "recall_terms_update": _postgres_term_delta(
-        f"SELECT o.workspace_id, o.scope_token, o.terms, -1 AS sign FROM old_rows o JOIN new_rows n ON n.id = o.id "
-        f"WHERE {_MOVED} UNION ALL "
-        f"SELECT n.workspace_id, n.scope_token, n.terms, 1 FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE {_MOVED}"
-    ),
 }
 _POSTGRES_TRIGGERS = {
     "recall_stats_insert": "AFTER INSERT ON {t} REFERENCING NEW TABLE AS new_rows",
@@ -111,7 +104,6 @@ _POSTGRES_TRIGGERS = {
     "recall_stats_update": "AFTER UPDATE ON {t} REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows",
     "recall_terms_insert": "AFTER INSERT ON {t} REFERENCING NEW TABLE AS new_rows",
     "recall_terms_delete": "AFTER DELETE ON {t} REFERENCING OLD TABLE AS old_rows",
-    "recall_terms_update": "AFTER UPDATE ON {t} REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows",
 }
 
 _SQLITE_CHANGED = "(new.embedding_model <> old.embedding_model OR new.embedding IS NOT old.embedding)"
@@ -154,20 +146,6 @@ _SQLITE_TERM_TRIGGERS = {
                 AND term IN (SELECT term FROM {_SQLITE_ENTRY_TERMS.format(row="old")});
             DELETE FROM {TERMS_TABLE} WHERE workspace_id = old.workspace_id AND scope_token = old.scope_token
                 AND entries <= 0 AND term IN (SELECT term FROM {_SQLITE_ENTRY_TERMS.format(row="old")});
-        END""",
-    "recall_terms_au": f"""
-        CREATE TRIGGER IF NOT EXISTS recall_terms_au AFTER UPDATE OF workspace_id, scope_token, terms ON {ENTRY_TABLE}
-        WHEN old.workspace_id IS NOT new.workspace_id OR old.scope_token IS NOT new.scope_token
-            OR old.terms IS NOT new.terms
-        BEGIN
-            UPDATE {TERMS_TABLE} SET entries = entries - 1
-            WHERE workspace_id = old.workspace_id AND scope_token = old.scope_token
-                AND term IN (SELECT term FROM {_SQLITE_ENTRY_TERMS.format(row="old")});
-            DELETE FROM {TERMS_TABLE} WHERE workspace_id = old.workspace_id AND scope_token = old.scope_token
-                AND entries <= 0 AND term IN (SELECT term FROM {_SQLITE_ENTRY_TERMS.format(row="old")});
-            INSERT INTO {TERMS_TABLE} (workspace_id, scope_token, term, entries)
-            SELECT new.workspace_id, new.scope_token, term, 1 FROM {_SQLITE_ENTRY_TERMS.format(row="new")} WHERE true
-            ON CONFLICT (workspace_id, scope_token, term) DO UPDATE SET entries = entries + 1;
         END""",
 }
 
@@ -216,7 +194,7 @@ _SCOPE_TOTALS = _Totals(
 )
 _TERM_TOTALS = _Totals(
     table=TERMS_TABLE,
-    postgres_functions=("recall_terms_insert", "recall_terms_delete", "recall_terms_update"),
+    postgres_functions=("recall_terms_insert", "recall_terms_delete"),
     sqlite_triggers=_SQLITE_TERM_TRIGGERS,
     recount=_term_recount,
 )
@@ -240,6 +218,18 @@ def _postgres_function_sql(name: str) -> list[str]:
 def postgres_stats_drop_sql() -> list[str]:
     return [f"DROP TRIGGER IF EXISTS {name} ON {ENTRY_TABLE}; DROP FUNCTION IF EXISTS {name}()"
             for name in _POSTGRES_FUNCTIONS]
+
+
+def term_counts_uninstall(connection=default_connection) -> None:
+    """The term counts' triggers gone (the migration's way back)."""
+    if connection.vendor == "postgresql":
+        statements = [f"DROP TRIGGER IF EXISTS {name} ON {ENTRY_TABLE}; DROP FUNCTION IF EXISTS {name}()"
+                      for name in _TERM_TOTALS.postgres_functions]
+    else:
+        statements = [f"DROP TRIGGER IF EXISTS {name}" for name in _TERM_TOTALS.sqlite_triggers]
+    with connection.cursor() as cursor:
+        for sql in statements:
+            cursor.execute(sql)
 
 
 def _present(connection) -> list[_Totals]:
