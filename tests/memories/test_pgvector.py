@@ -20,7 +20,7 @@ from memories.recall.index import memory_scope_token
 from memories.recall.models import RecallEntry
 from memories.services.items import memory_item_create
 from tests.factories import WorkspaceFactory
-from tests.memories.test_recall_vectors import _entries, _exact, _unit
+from tests.memories.test_recall_vectors import _entries, _exact, _query_vector, _unit
 
 pytestmark = pytest.mark.django_db
 
@@ -65,8 +65,7 @@ def test_nearest_entries_come_from_the_database_filtered_by_workspace_and_scopes
     provider = vector_database
     rng = np.random.default_rng(7)
     query = "when does the office open"
-    query_vector = provider.embed_query(query)
-    query_vector = query_vector / np.linalg.norm(query_vector)
+    query_vector = _query_vector(provider, query)
     glob = memory_scope_token(workspace.pk, Scope.GLOBAL, "")
     user = memory_scope_token(workspace.pk, Scope.USER, "u1")
     other_user = memory_scope_token(workspace.pk, Scope.USER, "u2")
@@ -91,8 +90,7 @@ def test_auto_holds_a_scope_that_fits_and_searches_a_larger_one_in_the_database(
     settings.RECALL_VECTOR_INDEX = "auto"
     rng = np.random.default_rng(9)
     query = "when does the office open"
-    query_vector = provider.embed_query(query)
-    query_vector = query_vector / np.linalg.norm(query_vector)
+    query_vector = _query_vector(provider, query)
     small = memory_scope_token(workspace.pk, Scope.USER, "u1")
     large = memory_scope_token(workspace.pk, Scope.GLOBAL, "")
     _entries(workspace, small, _unit(rng, 20, 384), model=provider.name)
@@ -124,8 +122,7 @@ def test_hnsw_finds_the_exact_top_200(workspace, vector_database):
         cursor.execute("ANALYZE memories_recallentry")
     hits = []
     for query in ("when is the office open", "what instrument does her child play"):
-        vector = provider.embed_query(query)
-        vector = vector / np.linalg.norm(vector)
+        vector = _query_vector(provider, query)
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("SET LOCAL enable_seqscan = off")
             cursor.execute("SET LOCAL enable_bitmapscan = off")

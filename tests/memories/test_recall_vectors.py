@@ -72,6 +72,12 @@ def _unit(rng, n: int, dims: int) -> np.ndarray:
     return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
 
 
+def _query_vector(provider, query: str) -> np.ndarray:
+    """The query's vector at unit length, as dense ranking scores with it."""
+    vector = provider.embed_query(query)
+    return vector / np.linalg.norm(vector)
+
+
 def _exact(workspace, tokens, model, query_vector) -> dict[int, float]:
     """The nearest entries by an exact search over every stored vector, with
     dense ranking's cut (top k, within the margin of the best)."""
@@ -147,8 +153,7 @@ def test_new_vectors_are_appended_and_removed_ones_dropped(workspace, offline):
     ids = _entries(workspace, token, _unit(rng, 50, offline.dims), model=offline.name)
     similar = dense.dense_similarities(workspace_id=workspace.pk)
     query = "opening hours of the office"
-    query_vector = offline.embed_query(query)
-    query_vector = query_vector / np.linalg.norm(query_vector)
+    query_vector = _query_vector(offline, query)
     assert similar([token], query) == pytest.approx(_exact(workspace, [token], offline.name, query_vector), abs=1e-3)
 
     # A new entry whose vector is the query's own: it is read alone (by id
