@@ -108,8 +108,11 @@ _HIT_COLUMNS = ("id", "kind", "memory_id", "message_id", "conversation_id", "bra
 # of a large scope, and `ts_rank` over all of them grew with the scope. Past
 # this many matches the terms are common ones, whose idf is small anyway; the
 # caller scores the shortlist exactly, and dense recall ranks by meaning
-# beside it.
-RANK_POOL = 4000
+# beside it. Four times the shortlist (`ranking.SHORTLIST_LIMIT`): the
+# database picks the best quarter of what it reads. Ranking shortlists a
+# query's rarer terms first, as long as their matches fit in one pool, so the
+# cut falls only on common terms.
+RANK_POOL = 1600
 
 
 def shortlist(*, workspace_id: str, scope_tokens: Sequence[str], terms: Sequence[str], limit: int) -> list[Hit]:

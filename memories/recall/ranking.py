@@ -43,7 +43,11 @@ BM25_B = 0.75
 # Entries the database hands over for exact scoring. A query of common words
 # can match thousands of passages of a long conversation; past this many the
 # database's own rank picks which (and document frequencies are counted apart).
-SHORTLIST_LIMIT = 800
+# The selection examines at most `candidates.MAX_EXAMINED` (400) passages and
+# `MAX_MEMORY_ROWS` memories of the fused ranking; a lexical rank past 400
+# adds at most 1/(RRF_K + 400) to an entry's fused score, which moves nothing
+# the selection reaches. 800 read and scored twice the rows for that.
+SHORTLIST_LIMIT = 400
 # Query terms kept: a whole user message as the query stays bounded.
 MAX_QUERY_TERMS = 48
 # Multi-hop questions name one end of a chain ("Owen's aunt") while the answer
