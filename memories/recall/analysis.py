@@ -83,3 +83,19 @@ def terms_text(terms: list[str]) -> str:
     """Terms as stored: space-separated with a space at both ends, so that
     `' term '` counts whole-term occurrences with one `str.count`."""
     return " " + " ".join(terms) + " " if terms else ""
+
+
+
+def cjk_share(terms: str | list[str]) -> float:
+    """The share of ideograph bigrams among the words of `terms` (analysed
+    terms, or their stored text); numbers count for neither script.
+    Embedding models place texts of different scripts at different cosines
+    from each other, related or not (see `ranking.script_shift`)."""
+    words = terms.split() if isinstance(terms, str) else terms
+    ideographic = latin = 0
+    for word in words:
+        if word[0] >= _CJK_FIRST:
+            ideographic += 1
+        elif not word.isdigit():
+            latin += 1
+    return ideographic / (ideographic + latin) if ideographic else 0.0

@@ -14,7 +14,11 @@ Two numbers come out per entry:
   contains, weighted by BM25's idf, as a share of the idf of the query's
   `RELEVANCE_TERMS` rarest terms) and its *meaning evidence* (the dense
   cosine mapped linearly from `RECALL_COSINE_UNRELATED` -> 0 to
-  `RECALL_COSINE_SAME` -> 1). Neither depends on the other candidates: an
+  `RECALL_COSINE_SAME` -> 1, both moved by `RECALL_COSINE_SCRIPT_SHIFT` for
+  the scripts of the query and the entry: the model puts a Chinese text
+  nearer every other Chinese text than an English one to English texts, and
+  an English question further from the Chinese turn that answers it).
+  Neither depends on the other candidates: an
   entry alone in its pool scores what it scores beside a thousand others.
   Entries under `RECALL_MIN_RELEVANCE` are not returned at all, but for a
   passage of the conversation's own messages that holds a query term.
@@ -32,7 +36,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 import memories.recall.fulltext as fulltext
-from memories.recall.analysis import query_terms
+from memories.recall.analysis import cjk_share, query_terms
 from memories.recall.dense import DenseRecall
 from memories.recall.models import RecallKind
 from memories.recall.stats import scope_states, term_counts
@@ -76,6 +80,9 @@ class Scored:
     hit: fulltext.Hit
     bm25: float = 0.0
     dense: float | None = None
+    # How far the model sets this entry's script pair with the query apart
+    # from a Latin-script pair (`RECALL_COSINE_SCRIPT_SHIFT`).
+    dense_shift: float = 0.0
     terms: float = 0.0  # term evidence, 0..1 (absolute)
     relevance: float = 0.0  # 0..1, absolute: max(term evidence, meaning evidence)
     rank: float = 0.0  # 0..1, relative to this query's candidates: orders the relevant
@@ -119,12 +126,27 @@ def bm25_scores(hits: Sequence[fulltext.Hit], terms: Sequence[str], *, n_docs: i
     return scores
 
 
-def meaning_evidence(cosine: float | None) -> float:
-    """A dense cosine on the absolute 0..1 scale (see the module's docstring)."""
+def meaning_evidence(cosine: float | None, shift: float = 0.0) -> float:
+    """A dense cosine on the absolute 0..1 scale (see the module's docstring);
+    `shift`: the script pair's (`script_shift`)."""
     if cosine is None:
         return 0.0
-    low, high = settings.RECALL_COSINE_UNRELATED, settings.RECALL_COSINE_SAME
+    low, high = settings.RECALL_COSINE_UNRELATED + shift, settings.RECALL_COSINE_SAME + shift
     return min(1.0, max(0.0, (cosine - low) / (high - low)))
+
+
+def script_shift(query_cjk: float, entry_terms: str) -> float:
+    """How far the model's cosines for a query whose terms are `query_cjk`
+    ideographic and an entry of these terms sit from a Latin-script pair's:
+    `RECALL_COSINE_SCRIPT_SHIFT`'s pairs weighed by each side's share of
+    each script ("User prefers 饺子 for dinner" is a quarter Chinese)."""
+    entry_cjk = cjk_share(entry_terms)
+    if not query_cjk and not entry_cjk:
+        return 0.0
+    shifts = settings.RECALL_COSINE_SCRIPT_SHIFT
+    return sum(q_share * e_share * shifts.get((q_script, e_script), 0.0)
+               for q_script, q_share in (("latin", 1 - query_cjk), ("cjk", query_cjk))
+               for e_script, e_share in (("latin", 1 - entry_cjk), ("cjk", entry_cjk)))
 
 
 def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense: DenseRecall | None = None
@@ -160,12 +182,16 @@ def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense: D
         missing = [entry_id for entry_id in similarities if entry_id not in scored]
         for hit in fulltext.entries_by_ids(missing):
             scored[hit.id] = Scored(hit=hit)
+        query_cjk = cjk_share(terms)
         for entry_id, value in similarities.items():
             if entry_id in scored:
-                scored[entry_id].dense = value
+                entry = scored[entry_id]
+                entry.dense = value
+                entry.dense_shift = script_shift(query_cjk, entry.hit.terms)
     rankings = [(1.0, sorted((s for s in scored.values() if s.bm25 > 0), key=lambda s: -s.bm25))]
     if similarities:
-        rankings.append((1.0, sorted((s for s in scored.values() if s.dense is not None), key=lambda s: -(s.dense or 0))))
+        rankings.append((1.0, sorted((s for s in scored.values() if s.dense is not None),
+                                     key=lambda s: s.dense_shift - (s.dense or 0))))
         _fuse(scored, rankings)
     else:
         top = max((s.bm25 for s in scored.values()), default=0.0)
@@ -178,7 +204,7 @@ def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense: D
             rankings.append((settings.RECALL_EXPANSION_WEIGHT, expansion))
             _fuse(scored, rankings)
     for s in scored.values():
-        s.relevance = max(s.terms, meaning_evidence(s.dense))
+        s.relevance = max(s.terms, meaning_evidence(s.dense, s.dense_shift))
     relevant = [s for s in scored.values() if s.rank > 0 and is_relevant(s)]
     return sorted(relevant, key=lambda s: (-s.rank, -s.bm25, s.hit.id))
 

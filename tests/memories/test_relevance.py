@@ -6,6 +6,7 @@ but the pinned memories, whatever room the budget leaves."""
 from __future__ import annotations
 
 import pytest
+from django.conf import settings
 
 from accounts.actors import Actor
 from conversations.services import message_append
@@ -65,6 +66,21 @@ def test_an_off_topic_question_gets_only_the_pinned_memories(api, tour):
     assert "- [fact, about someone this user knows] User's partner Tom is allergic to peanuts" in data["system"]
 
 
+def test_an_off_topic_question_in_chinese_gets_only_the_pinned_memories(api, tour):
+    """The model sets any two Chinese texts nearer each other than two
+    English ones: on the English scale, "how do I reset my password?" asked in
+    Chinese found the green-tea preference relevant."""
+    data = _context(api, "trip", query="怎么重置密码？", max_messages=0, memory_token_budget=300)
+    assert [(e["id"], e["reason"]) for e in data["memory"]["injected"]] == [(tour["tom"].pk, "pinned")]
+    assert "绿茶" not in data["system"]
+
+
+def test_a_question_in_chinese_finds_the_chinese_memory_about_it(api, tour):
+    data = _context(api, "trip", query="用户喜欢喝什么饮料？", max_messages=0)
+    entry = next(e for e in data["memory"]["injected"] if e["id"] == tour["tea"].pk)
+    assert entry["reason"] == "relevant"
+
+
 def test_a_question_gets_what_is_about_it_and_the_budget_is_not_filled(api, tour):
     data = _context(api, "trip", query="which seat should I book for the user?", max_messages=0,
                     memory_token_budget=300)
@@ -78,7 +94,9 @@ def test_meaning_alone_counts_across_languages(api, tour):
     data = _context(api, "trip", query="What does the user like to drink?", max_messages=0)
     entry = next(e for e in data["memory"]["injected"] if e["id"] == tour["tea"].pk)
     assert entry["reason"] == "relevant" and entry["score"]["terms"] == 0
-    assert entry["score"]["relevance"] == pytest.approx(meaning_evidence(entry["score"]["dense"]), abs=1e-3)
+    # An English question, a Chinese memory: the cosine is read on that script pair's scale.
+    shift = settings.RECALL_COSINE_SCRIPT_SHIFT[("latin", "cjk")]
+    assert entry["score"]["relevance"] == pytest.approx(meaning_evidence(entry["score"]["dense"], shift), abs=1e-3)
 
 
 def test_relevance_does_not_depend_on_the_rest_of_the_pool(api, workspace, offline_model):
