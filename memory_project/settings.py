@@ -410,16 +410,20 @@ if not RECALL_COSINE_UNRELATED < RECALL_COSINE_SAME:
 # The model puts texts of other script pairs higher or lower, related or not:
 # how far, per "query script>entry script" (scripts `latin` and `cjk`), both
 # levels move. The offline model's unrelated pairs sit at a median cosine of
-# 0.75 Latin>Latin, 0.82 CJK>CJK, 0.73 Latin>CJK and 0.76 CJK>Latin
-# (bench/recall.py's corpus; bench/README.md).
+# 0.75 Latin>Latin, 0.82 CJK>CJK, 0.73 Latin>CJK and 0.76 CJK>Latin; the
+# shifts follow those medians, CJK>CJK's chosen on bench/recall.py's tuning
+# split (bench/README.md).
 RECALL_COSINE_SCRIPT_SHIFT: dict[tuple[str, str], float] = {}
-for _pair in env_list("RECALL_COSINE_SCRIPT_SHIFT", ["cjk>cjk:0.07", "latin>cjk:-0.02", "cjk>latin:0.01"]):
+for _pair in env_list("RECALL_COSINE_SCRIPT_SHIFT", ["cjk>cjk:0.05", "latin>cjk:-0.02", "cjk>latin:0.01"]):
     _scripts, _, _shift = _pair.partition(":")
     _query_script, _, _entry_script = _scripts.partition(">")
-    if not ({_query_script, _entry_script} <= {"latin", "cjk"}) or not _shift:
+    try:
+        if not ({_query_script, _entry_script} <= {"latin", "cjk"}):
+            raise ValueError(_scripts)
+        RECALL_COSINE_SCRIPT_SHIFT[(_query_script, _entry_script)] = float(_shift)
+    except ValueError as exc:
         raise ImproperlyConfigured("RECALL_COSINE_SCRIPT_SHIFT takes query>entry:shift pairs of latin and cjk, "
-                                   "comma-separated, e.g. cjk>cjk:0.07.")
-    RECALL_COSINE_SCRIPT_SHIFT[(_query_script, _entry_script)] = float(_shift)
+                                   "comma-separated, e.g. cjk>cjk:0.05.") from exc
 
 # --- Security -----------------------------------------------------------------
 SECURE_CONTENT_TYPE_NOSNIFF = True
