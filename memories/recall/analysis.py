@@ -85,7 +85,6 @@ def terms_text(terms: list[str]) -> str:
     return " " + " ".join(terms) + " " if terms else ""
 
 
-
 def cjk_share(terms: str | list[str]) -> float:
     """The share of ideograph bigrams among the words of `terms` (analysed
     terms, or their stored text); numbers count for neither script.
