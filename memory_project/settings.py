@@ -13,7 +13,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from memory_project.environment import env_bool, env_float, env_int, env_list
+from memory_project.environment import env_bool, env_float, env_float_map, env_int, env_list
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("MEMORY_VAR_DIR", BASE_DIR / "var"))
@@ -329,23 +329,15 @@ CELERY_BEAT_SCHEDULE = {
     # expiry. Ten minutes by default: compaction needs several micro summaries to
     # gather (minutes of chat), TTLs and retention are counted in hours or days,
     # and a dead worker's job is only declared stale after ten minutes anyway.
-    "memory-maintenance": {
-        "task": "memories.tasks.schedule_maintenance_task",
-        "schedule": float(MEMORY_MAINTENANCE_INTERVAL_SECONDS),
-    },
+    "memory-maintenance": {"task": "memories.tasks.schedule_maintenance_task",
+                           "schedule": float(MEMORY_MAINTENANCE_INTERVAL_SECONDS)},
     # Idle endings: a conversation that stops below the extraction thresholds is
     # extracted within a minute of going quiet for MEMORY_IDLE_EXTRACT_SECONDS.
     # One query over the branches' counters per tick (no work when nothing is idle).
-    "memory-idle-extract": {
-        "task": "memories.tasks.extract_idle_branches_task",
-        "schedule": 60.0,
-    },
+    "memory-idle-extract": {"task": "memories.tasks.extract_idle_branches_task", "schedule": 60.0},
     # Readiness (`/readyz`): a worker that runs this records that it is alive
     # and consuming; half a minute keeps the heartbeat fresh at no cost.
-    "worker-heartbeat": {
-        "task": "memory_project.readiness.worker_heartbeat_task",
-        "schedule": 30.0,
-    },
+    "worker-heartbeat": {"task": "memory_project.readiness.worker_heartbeat_task", "schedule": 30.0},
 }
 
 # Language model: "offline" (default, no network), "openai" (any OpenAI-compatible
@@ -394,36 +386,22 @@ RECALL_DENSE_MARGIN = env_float("RECALL_DENSE_MARGIN", 0.04)
 # The weight of the second, expanded pass in the fusion (0 turns it off); see
 # memories/recall/ranking.py and bench/README.md.
 RECALL_EXPANSION_WEIGHT = env_float("RECALL_EXPANSION_WEIGHT", 0.25)
-# Absolute relevance (see memories/recall/ranking.py): an entry is relevant to
-# a query, and may be injected, only at RECALL_MIN_RELEVANCE or above, on a
-# 0..1 scale that is the larger of its term evidence (the idf share of the
-# query's rarest words it holds) and its meaning evidence (the dense cosine
-# mapped from RECALL_COSINE_UNRELATED -> 0 to RECALL_COSINE_SAME -> 1). The
-# cosine levels are the offline model's (multilingual-e5-small: unrelated
-# texts sit at 0.70-0.78); another embedding model needs its own.
+# Absolute relevance (memories/recall/ranking.py): an entry may be injected
+# only at RECALL_MIN_RELEVANCE or above, on a 0..1 scale, the larger of its
+# term evidence (the idf share of the query's rarest words it holds) and its
+# meaning evidence (the dense cosine mapped from RECALL_COSINE_UNRELATED -> 0
+# to RECALL_COSINE_SAME -> 1, levels for a Latin-script query and entry, both
+# moved by RECALL_COSINE_SCRIPT_SHIFT for "query>entry" scripts latin or cjk).
+# The levels are the offline model's, measured on bench/recall.py's corpus
+# (bench/README.md); another embedding model needs its own.
 RECALL_MIN_RELEVANCE = env_float("RECALL_MIN_RELEVANCE", 0.15)
 RECALL_COSINE_UNRELATED = env_float("RECALL_COSINE_UNRELATED", 0.75)
 RECALL_COSINE_SAME = env_float("RECALL_COSINE_SAME", 0.95)
 if not RECALL_COSINE_UNRELATED < RECALL_COSINE_SAME:
     raise ImproperlyConfigured("RECALL_COSINE_UNRELATED must be below RECALL_COSINE_SAME.")
-# The two levels above are for a query and an entry both in Latin script.
-# The model puts texts of other script pairs higher or lower, related or not:
-# how far, per "query script>entry script" (scripts `latin` and `cjk`), both
-# levels move. The offline model's unrelated pairs sit at a median cosine of
-# 0.75 Latin>Latin, 0.82 CJK>CJK, 0.73 Latin>CJK and 0.76 CJK>Latin; the
-# shifts follow those medians, CJK>CJK's chosen on bench/recall.py's tuning
-# split (bench/README.md).
-RECALL_COSINE_SCRIPT_SHIFT: dict[tuple[str, str], float] = {}
-for _pair in env_list("RECALL_COSINE_SCRIPT_SHIFT", ["cjk>cjk:0.05", "latin>cjk:-0.02", "cjk>latin:0.01"]):
-    _scripts, _, _shift = _pair.partition(":")
-    _query_script, _, _entry_script = _scripts.partition(">")
-    try:
-        if not ({_query_script, _entry_script} <= {"latin", "cjk"}):
-            raise ValueError(_scripts)
-        RECALL_COSINE_SCRIPT_SHIFT[(_query_script, _entry_script)] = float(_shift)
-    except ValueError as exc:
-        raise ImproperlyConfigured("RECALL_COSINE_SCRIPT_SHIFT takes query>entry:shift pairs of latin and cjk, "
-                                   "comma-separated, e.g. cjk>cjk:0.05.") from exc
+RECALL_COSINE_SCRIPT_SHIFT = {tuple(pair.split(">")): shift for pair, shift in env_float_map(
+    "RECALL_COSINE_SCRIPT_SHIFT", {"cjk>cjk": 0.05, "latin>cjk": -0.02, "cjk>latin": 0.01},
+    keys={f"{q}>{e}" for q in ("latin", "cjk") for e in ("latin", "cjk")}).items()}
 
 # --- Security -----------------------------------------------------------------
 SECURE_CONTENT_TYPE_NOSNIFF = True
