@@ -380,7 +380,8 @@ if RECALL_VECTOR_INDEX not in ("auto", "database", "process"):
 RECALL_VECTOR_CACHE_MIB = env_int("RECALL_VECTOR_CACHE_MIB", 512)
 # Fusion of BM25 and dense rankings (chosen on bench/recall.py's tuning split;
 # the figures are in bench/README.md): the reciprocal-rank constant, and how
-# far below the best cosine a neighbour by meaning still counts.
+# far below the best cosine a neighbour by meaning still counts (each cosine
+# read on its script pair's scale, RECALL_COSINE_SCRIPT_SHIFT below).
 RECALL_RRF_K = env_float("RECALL_RRF_K", 10.0)
 RECALL_DENSE_MARGIN = env_float("RECALL_DENSE_MARGIN", 0.04)
 # The weight of the second, expanded pass in the fusion (0 turns it off); see

@@ -54,7 +54,10 @@ logger = logging.getLogger(__name__)
 # worth several times over, so a write transaction stays short.
 EMBED_CHUNK = 128
 # Neighbours by meaning handed to fusion: at most this many, and only those
-# within settings.RECALL_DENSE_MARGIN of the best cosine.
+# within settings.RECALL_DENSE_MARGIN of the best cosine, read on each
+# entry's script scale (`ranking.script_shift`): those within the margin and
+# the scripts' spread are handed over, and ranking keeps the ones within the
+# margin once it knows their scripts.
 DENSE_TOP_K = 200
 # Vectors read per statement when a scope is loaded or extended.
 READ_CHUNK = 20000
@@ -317,8 +320,15 @@ class DenseRecall:
         # Every text has some cosine with every query (e5's unrelated pairs sit
         # around 0.7-0.8): only the near neighbours of the best match count as
         # relevant by meaning, so an unrelated memory is not let in.
-        floor = float(scores[0]) - settings.RECALL_DENSE_MARGIN
+        floor = float(scores[0]) - settings.RECALL_DENSE_MARGIN - script_spread()
         return {int(i): float(v) for i, v in zip(ids, scores, strict=True) if v > 0 and v >= floor}
+
+
+def script_spread() -> float:
+    """How far apart the script pairs' cosine scales lie at most
+    (`settings.RECALL_COSINE_SCRIPT_SHIFT`, a Latin pair's at 0)."""
+    shifts = settings.RECALL_COSINE_SCRIPT_SHIFT.values()
+    return max(0.0, *shifts) - min(0.0, *shifts)
 
 
 def _searched_in_database(tokens: Sequence[str], states: Mapping[str, ScopeState], dims: int) -> list[str]:

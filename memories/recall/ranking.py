@@ -183,11 +183,16 @@ def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense: D
         for hit in fulltext.entries_by_ids(missing):
             scored[hit.id] = Scored(hit=hit)
         query_cjk = cjk_share(terms)
+        shifted = {}
         for entry_id, value in similarities.items():
             if entry_id in scored:
-                entry = scored[entry_id]
-                entry.dense = value
-                entry.dense_shift = script_shift(query_cjk, entry.hit.terms)
+                shift = script_shift(query_cjk, scored[entry_id].hit.terms)
+                shifted[entry_id] = (value, shift)
+        # The margin below the best, each cosine read on its script pair's scale.
+        floor = max((value - shift for value, shift in shifted.values()), default=0.0) - settings.RECALL_DENSE_MARGIN
+        for entry_id, (value, shift) in shifted.items():
+            if value - shift >= floor:
+                scored[entry_id].dense, scored[entry_id].dense_shift = value, shift
     rankings = [(1.0, sorted((s for s in scored.values() if s.bm25 > 0), key=lambda s: -s.bm25))]
     if similarities:
         rankings.append((1.0, sorted((s for s in scored.values() if s.dense is not None),

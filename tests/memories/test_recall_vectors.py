@@ -80,14 +80,15 @@ def _query_vector(provider, query: str) -> np.ndarray:
 
 def _exact(workspace, tokens, model, query_vector) -> dict[int, float]:
     """The nearest entries by an exact search over every stored vector, with
-    dense ranking's cut (top k, within the margin of the best)."""
+    dense ranking's cut (top k, within the margin of the best and the spread
+    of the script scales, which ranking narrows once it reads the scripts)."""
     pairs = list(RecallEntry.objects.filter(workspace=workspace, scope_token__in=tokens, embedding_model=model)
                  .values_list("id", "embedding"))
     ids = np.array([pk for pk, _ in pairs])
     matrix = embeddings.normalize_rows(embeddings.bytes_to_matrix([bytes(b) for _, b in pairs], 384))
     scores = matrix @ query_vector
     order = np.argsort(-scores)[:dense.DENSE_TOP_K]
-    floor = scores[order[0]] - settings.RECALL_DENSE_MARGIN
+    floor = scores[order[0]] - settings.RECALL_DENSE_MARGIN - dense.script_spread()
     return {int(ids[i]): float(scores[i]) for i in order if scores[i] > 0 and scores[i] >= floor}
 
 

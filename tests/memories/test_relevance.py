@@ -81,6 +81,20 @@ def test_a_question_in_chinese_finds_the_chinese_memory_about_it(api, tour):
     assert entry["reason"] == "relevant"
 
 
+def test_a_question_in_chinese_finds_the_english_memory_beside_chinese_ones(api, workspace, offline_model):
+    """Two Chinese texts sit nearer each other than a Chinese question and the
+    English memory that answers it: on one raw scale the margin below the
+    best match kept an unrelated Chinese memory and cut the English one."""
+    message_append(workspace=workspace, external_id="trip", role="user", content="Hi there", user_id="u-ana")
+    green = _fact(workspace, "用户喜欢喝绿茶")
+    oolong = _fact(workspace, "User drinks oolong tea every morning")
+    _fact(workspace, "用户每天早上跑步")
+    recall_embed_pending(workspace_id=workspace.pk)
+    data = _context(api, "trip", query="用户早上喝什么茶？", max_messages=0)
+    relevant = {e["id"] for e in data["memory"]["injected"] if e["reason"] == "relevant"}
+    assert {green.pk, oolong.pk} <= relevant
+
+
 def test_a_question_gets_what_is_about_it_and_the_budget_is_not_filled(api, tour):
     data = _context(api, "trip", query="which seat should I book for the user?", max_messages=0,
                     memory_token_budget=300)
