@@ -35,28 +35,6 @@ def pre_fork(server, worker):
     gc.freeze()
 
 
-def post_fork(server, worker):
-    """glibc's allocator, set for a worker that holds large vector matrices
-    and serves from threads. Each thread otherwise gets an arena of its own,
-    and once a large block (a 20,000-row chunk of vectors read from the
-    database) is freed the threshold above which blocks are mapped on their
-    own rises to its size, so later blocks of that size come from the arenas
-    and stay resident after they are freed. Two arenas, and a fixed
-    threshold, return such blocks to the system when they are freed.
-    Elsewhere than glibc this does nothing."""
-    import ctypes
-    import ctypes.util
-
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
-        return
-    m_arena_max, m_mmap_threshold = -8, -3  # glibc's <malloc.h>
-    mallopt(m_arena_max, 2)
-    mallopt(m_mmap_threshold, 128 * 1024)  # glibc's starting value, no longer raised
-
-
 def post_worker_init(worker):
     """Open the worker's connection to the Celery broker as it starts (not
     before the fork: a connection must not be shared), so the request that
