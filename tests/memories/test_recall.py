@@ -13,9 +13,10 @@ from conversations.models import Message
 from conversations.services import message_append
 from memories.llm.tokens import count_tokens
 from memories.models import JobKind, LifecycleStatus, MemoryItem, MemoryType, Scope, SummaryTier
-from memories.recall.analysis import analyze, query_terms
+from memories.recall.analysis import analyze, cjk_share, query_terms, terms_text
 from memories.recall.index import passage_spans
 from memories.recall.models import RecallEntry
+from memories.recall.ranking import script_shift
 from memories.services.items import memory_item_create
 from memories.services.jobs import memory_job_enqueue
 from memories.services.scopes import branch_scope_id
@@ -57,6 +58,20 @@ def test_analysis_stems_english_drops_stopwords_and_bigrams_chinese():
     assert analyze("是的了") == []  # function characters alone say nothing
     # Emails and URLs are found by their parts; numbers stay whole.
     assert {"maya", "exampl"} <= set(analyze("maya@example.com")) and "2023" in analyze("in 2023")
+
+
+def test_a_texts_share_of_ideographs_counts_words_not_numbers():
+    assert cjk_share(analyze("User prefers aisle seats")) == 0.0
+    assert cjk_share(analyze("用户喜欢喝绿茶")) == 1.0
+    assert cjk_share(analyze("[10:16] 晓雨: 喜欢 2023")) == 1.0  # a time and a year are no script
+    mixed = terms_text(analyze("User prefers 饺子 for dinner"))
+    assert cjk_share(mixed) == 0.25
+    shifts = {("cjk", "cjk"): 0.05, ("latin", "cjk"): -0.02, ("cjk", "latin"): 0.01}
+    with override_settings(RECALL_COSINE_SCRIPT_SHIFT=shifts):
+        # Each side weighs each script pair's shift by its share.
+        assert script_shift(0.0, mixed) == pytest.approx(0.25 * -0.02)
+        assert script_shift(1.0, mixed) == pytest.approx(0.25 * 0.05 + 0.75 * 0.01)
+        assert script_shift(0.0, terms_text(analyze("User prefers aisle seats"))) == 0.0
 
 
 def test_passage_spans_are_sentence_windows_within_the_token_cap():
