@@ -15,9 +15,9 @@ Two numbers come out per entry:
   `RELEVANCE_TERMS` rarest terms) and its *meaning evidence* (the dense
   cosine mapped linearly from `RECALL_COSINE_UNRELATED` -> 0 to
   `RECALL_COSINE_SAME` -> 1, both moved by `RECALL_COSINE_SCRIPT_SHIFT` for
-  the scripts of the query and the entry: the model puts a Chinese text
-  nearer every other Chinese text than an English one to English texts, and
-  an English question further from the Chinese turn that answers it).
+  the scripts of the query and the entry: the model sets two Chinese texts
+  nearer each other than two English ones, related or not, and an English
+  question further from the Chinese turn that answers it).
   Neither depends on the other candidates: an
   entry alone in its pool scores what it scores beside a thousand others.
   Entries under `RECALL_MIN_RELEVANCE` are not returned at all, but for a
