@@ -89,7 +89,7 @@ def cjk_share(terms: str | list[str]) -> float:
     """The share of ideograph bigrams among the words of `terms` (analysed
     terms, or their stored text); numbers count for neither script.
     Embedding models place texts of different scripts at different cosines
-    from each other, related or not (see `ranking.script_shift`)."""
+    from each other, related or not (see `dense.script_shift`)."""
     words = terms.split() if isinstance(terms, str) else terms
     ideographic = latin = 0
     for word in words:

@@ -45,6 +45,7 @@ import memories.recall.pgvector as pgvector
 from conversations.selectors.messages import message_rows
 from memories.llm.tokens import content_text
 from memories.models import MemoryItem
+from memories.recall.analysis import analyze, cjk_share
 from memories.recall.models import RecallEntry, RecallKind
 from memories.recall.stats import ScopeState, scope_states
 
@@ -55,8 +56,8 @@ logger = logging.getLogger(__name__)
 EMBED_CHUNK = 128
 # Neighbours by meaning handed to fusion: at most this many, and only those
 # within settings.RECALL_DENSE_MARGIN of the best cosine, read on each
-# entry's script scale (`ranking.script_shift`): those within the margin and
-# the scripts' spread are handed over, and ranking keeps the ones within the
+# entry's script scale (`script_shift`): those within the margin and the
+# spread of the scales this query sees (`script_spread`) are handed over, and ranking keeps the ones within the
 # margin once it knows their scripts.
 DENSE_TOP_K = 200
 # Vectors read per statement when a scope is loaded or extended.
@@ -278,7 +279,11 @@ class DenseRecall:
         return self.provider.embed_query(query)
 
     def __call__(self, scope_tokens: Sequence[str], query: str,
-                 states: Mapping[str, ScopeState] | None = None) -> dict[int, float]:
+                 states: Mapping[str, ScopeState] | None = None, *, query_cjk: float | None = None
+                 ) -> dict[int, float]:
+        """{entry id: cosine} of the query's nearest neighbours; `query_cjk`:
+        the query terms' share of ideographs (`analysis.cjk_share`), read
+        from `query` when not given."""
         provider, workspace_id = self.provider, self.workspace_id
         if states is None:
             states = scope_states(workspace_id=workspace_id, scope_tokens=scope_tokens)
@@ -320,15 +325,29 @@ class DenseRecall:
         # Every text has some cosine with every query (e5's unrelated pairs sit
         # around 0.7-0.8): only the near neighbours of the best match count as
         # relevant by meaning, so an unrelated memory is not let in.
-        floor = float(scores[0]) - settings.RECALL_DENSE_MARGIN - script_spread()
+        if query_cjk is None:
+            query_cjk = cjk_share(analyze(query))
+        floor = float(scores[0]) - settings.RECALL_DENSE_MARGIN - script_spread(query_cjk)
         return {int(i): float(v) for i, v in zip(ids, scores, strict=True) if v > 0 and v >= floor}
 
 
-def script_spread() -> float:
-    """How far apart the script pairs' cosine scales lie at most
-    (`settings.RECALL_COSINE_SCRIPT_SHIFT`, a Latin pair's at 0)."""
-    shifts = settings.RECALL_COSINE_SCRIPT_SHIFT.values()
-    return max(0.0, *shifts) - min(0.0, *shifts)
+def script_shift(query_cjk: float, entry_cjk: float) -> float:
+    """How far the model's cosines for a query and an entry whose terms are
+    these shares ideographic sit from a Latin-script pair's:
+    `settings.RECALL_COSINE_SCRIPT_SHIFT`'s pairs weighed by each side's share
+    of each script ("User prefers 饺子 for dinner" is a quarter Chinese)."""
+    if not query_cjk and not entry_cjk:
+        return 0.0
+    shifts = settings.RECALL_COSINE_SCRIPT_SHIFT
+    return sum(q_share * e_share * shifts.get((q_script, e_script), 0.0)
+               for q_script, q_share in (("latin", 1 - query_cjk), ("cjk", query_cjk))
+               for e_script, e_share in (("latin", 1 - entry_cjk), ("cjk", entry_cjk)))
+
+
+def script_spread(query_cjk: float) -> float:
+    """How far apart the scales of two entries can lie for this query: a
+    Latin and a CJK entry's (one of mixed script lies between)."""
+    return abs(script_shift(query_cjk, 1.0) - script_shift(query_cjk, 0.0))
 
 
 def _searched_in_database(tokens: Sequence[str], states: Mapping[str, ScopeState], dims: int) -> list[str]:

@@ -37,7 +37,7 @@ from django.conf import settings
 
 import memories.recall.fulltext as fulltext
 from memories.recall.analysis import cjk_share, query_terms
-from memories.recall.dense import DenseRecall
+from memories.recall.dense import DenseRecall, script_shift
 from memories.recall.models import RecallKind
 from memories.recall.stats import scope_states, term_counts
 
@@ -128,25 +128,11 @@ def bm25_scores(hits: Sequence[fulltext.Hit], terms: Sequence[str], *, n_docs: i
 
 def meaning_evidence(cosine: float | None, shift: float = 0.0) -> float:
     """A dense cosine on the absolute 0..1 scale (see the module's docstring);
-    `shift`: the script pair's (`script_shift`)."""
+    `shift`: the script pair's (`dense.script_shift`)."""
     if cosine is None:
         return 0.0
     low, high = settings.RECALL_COSINE_UNRELATED + shift, settings.RECALL_COSINE_SAME + shift
     return min(1.0, max(0.0, (cosine - low) / (high - low)))
-
-
-def script_shift(query_cjk: float, entry_terms: str) -> float:
-    """How far the model's cosines for a query whose terms are `query_cjk`
-    ideographic and an entry of these terms sit from a Latin-script pair's:
-    `RECALL_COSINE_SCRIPT_SHIFT`'s pairs weighed by each side's share of
-    each script ("User prefers 饺子 for dinner" is a quarter Chinese)."""
-    entry_cjk = cjk_share(entry_terms)
-    if not query_cjk and not entry_cjk:
-        return 0.0
-    shifts = settings.RECALL_COSINE_SCRIPT_SHIFT
-    return sum(q_share * e_share * shifts.get((q_script, e_script), 0.0)
-               for q_script, q_share in (("latin", 1 - query_cjk), ("cjk", query_cjk))
-               for e_script, e_share in (("latin", 1 - entry_cjk), ("cjk", entry_cjk)))
 
 
 def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense: DenseRecall | None = None
@@ -177,16 +163,16 @@ def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense: D
                                       strict=True):
             if score > 0:
                 scored[hit.id] = Scored(hit=hit, bm25=score, terms=held)
-    similarities = dense(scope_tokens, query, states) if wants_dense else {}
+    query_cjk = cjk_share(terms)
+    similarities = dense(scope_tokens, query, states, query_cjk=query_cjk) if wants_dense else {}
     if similarities:
         missing = [entry_id for entry_id in similarities if entry_id not in scored]
         for hit in fulltext.entries_by_ids(missing):
             scored[hit.id] = Scored(hit=hit)
-        query_cjk = cjk_share(terms)
         shifted = {}
         for entry_id, value in similarities.items():
             if entry_id in scored:
-                shift = script_shift(query_cjk, scored[entry_id].hit.terms)
+                shift = script_shift(query_cjk, cjk_share(scored[entry_id].hit.terms))
                 shifted[entry_id] = (value, shift)
         # The margin below the best, each cosine read on its script pair's scale.
         floor = max((value - shift for value, shift in shifted.values()), default=0.0) - settings.RECALL_DENSE_MARGIN

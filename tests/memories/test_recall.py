@@ -14,9 +14,9 @@ from conversations.services import message_append
 from memories.llm.tokens import count_tokens
 from memories.models import JobKind, LifecycleStatus, MemoryItem, MemoryType, Scope, SummaryTier
 from memories.recall.analysis import analyze, cjk_share, query_terms, terms_text
+from memories.recall.dense import script_shift, script_spread
 from memories.recall.index import passage_spans
 from memories.recall.models import RecallEntry
-from memories.recall.ranking import script_shift
 from memories.services.items import memory_item_create
 from memories.services.jobs import memory_job_enqueue
 from memories.services.scopes import branch_scope_id
@@ -69,9 +69,11 @@ def test_a_texts_share_of_ideographs_counts_words_not_numbers():
     shifts = {("cjk", "cjk"): 0.05, ("latin", "cjk"): -0.02, ("cjk", "latin"): 0.01}
     with override_settings(RECALL_COSINE_SCRIPT_SHIFT=shifts):
         # Each side weighs each script pair's shift by its share.
-        assert script_shift(0.0, mixed) == pytest.approx(0.25 * -0.02)
-        assert script_shift(1.0, mixed) == pytest.approx(0.25 * 0.05 + 0.75 * 0.01)
-        assert script_shift(0.0, terms_text(analyze("User prefers aisle seats"))) == 0.0
+        assert script_shift(0.0, cjk_share(mixed)) == pytest.approx(0.25 * -0.02)
+        assert script_shift(1.0, cjk_share(mixed)) == pytest.approx(0.25 * 0.05 + 0.75 * 0.01)
+        assert script_shift(0.0, 0.0) == 0.0
+        # The scales an English query sees lie 0.02 apart; a Chinese one's, 0.04.
+        assert script_spread(0.0) == pytest.approx(0.02) and script_spread(1.0) == pytest.approx(0.04)
 
 
 def test_passage_spans_are_sentence_windows_within_the_token_cap():
