@@ -19,13 +19,7 @@ def stats_forwards(apps, schema_editor):
 def stats_backwards(apps, schema_editor):
     from memories.recall import stats
 
-    connection = schema_editor.connection
-    if connection.vendor == "postgresql":
-        for sql in stats.postgres_stats_drop_sql():
-            schema_editor.execute(sql)
-    else:
-        for name in ("recall_stats_ai", "recall_stats_ad", "recall_stats_au"):
-            schema_editor.execute(f"DROP TRIGGER IF EXISTS {name}")
+    stats.stats_uninstall(schema_editor.connection, table=stats.STATS_TABLE)
 
 
 def vector_forwards(apps, schema_editor):

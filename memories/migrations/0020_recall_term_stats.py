@@ -16,7 +16,7 @@ def terms_forwards(apps, schema_editor):
 def terms_backwards(apps, schema_editor):
     from memories.recall import stats
 
-    stats.term_counts_uninstall(schema_editor.connection)
+    stats.stats_uninstall(schema_editor.connection, table=stats.TERMS_TABLE)
 
 
 class Migration(migrations.Migration):

@@ -215,18 +215,15 @@ def _postgres_function_sql(name: str) -> list[str]:
     ]
 
 
-def postgres_stats_drop_sql() -> list[str]:
-    return [f"DROP TRIGGER IF EXISTS {name} ON {ENTRY_TABLE}; DROP FUNCTION IF EXISTS {name}()"
-            for name in _POSTGRES_FUNCTIONS]
-
-
-def term_counts_uninstall(connection=default_connection) -> None:
-    """The term counts' triggers gone (the migration's way back)."""
+def stats_uninstall(connection=default_connection, *, table: str) -> None:
+    """The triggers that keep one kind of total (`STATS_TABLE` or
+    `TERMS_TABLE`) gone: its migration's way back."""
+    [totals] = [t for t in _ALL_TOTALS if t.table == table]
     if connection.vendor == "postgresql":
         statements = [f"DROP TRIGGER IF EXISTS {name} ON {ENTRY_TABLE}; DROP FUNCTION IF EXISTS {name}()"
-                      for name in _TERM_TOTALS.postgres_functions]
+                      for name in totals.postgres_functions]
     else:
-        statements = [f"DROP TRIGGER IF EXISTS {name}" for name in _TERM_TOTALS.sqlite_triggers]
+        statements = [f"DROP TRIGGER IF EXISTS {name}" for name in totals.sqlite_triggers]
     with connection.cursor() as cursor:
         for sql in statements:
             cursor.execute(sql)
