@@ -400,9 +400,9 @@ RECALL_COSINE_UNRELATED = env_float("RECALL_COSINE_UNRELATED", 0.75)
 RECALL_COSINE_SAME = env_float("RECALL_COSINE_SAME", 0.95)
 if not RECALL_COSINE_UNRELATED < RECALL_COSINE_SAME:
     raise ImproperlyConfigured("RECALL_COSINE_UNRELATED must be below RECALL_COSINE_SAME.")
-RECALL_COSINE_SCRIPT_SHIFT = {tuple(pair.split(">")): shift for pair, shift in env_float_map(
+RECALL_COSINE_SCRIPT_SHIFT = env_float_map(
     "RECALL_COSINE_SCRIPT_SHIFT", {"cjk>cjk": 0.05, "latin>cjk": -0.02, "cjk>latin": 0.01},
-    keys={f"{q}>{e}" for q in ("latin", "cjk") for e in ("latin", "cjk")}).items()}
+    keys={"latin>latin", "latin>cjk", "cjk>latin", "cjk>cjk"})
 
 # --- Security -----------------------------------------------------------------
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -45,7 +45,6 @@ import memories.recall.pgvector as pgvector
 from conversations.selectors.messages import message_rows
 from memories.llm.tokens import content_text
 from memories.models import MemoryItem
-from memories.recall.analysis import analyze, cjk_share
 from memories.recall.models import RecallEntry, RecallKind
 from memories.recall.stats import ScopeState, scope_states
 
@@ -57,8 +56,8 @@ EMBED_CHUNK = 128
 # Neighbours by meaning handed to fusion: at most this many, and only those
 # within settings.RECALL_DENSE_MARGIN of the best cosine, read on each
 # entry's script scale (`script_shift`): those within the margin and the
-# spread of the scales this query sees (`script_spread`) are handed over, and ranking keeps the ones within the
-# margin once it knows their scripts.
+# spread of the scales this query sees (`script_spread`) are handed over,
+# and ranking keeps the ones within the margin once it knows their scripts.
 DENSE_TOP_K = 200
 # Vectors read per statement when a scope is loaded or extended.
 READ_CHUNK = 20000
@@ -279,11 +278,11 @@ class DenseRecall:
         return self.provider.embed_query(query)
 
     def __call__(self, scope_tokens: Sequence[str], query: str,
-                 states: Mapping[str, ScopeState] | None = None, *, query_cjk: float | None = None
+                 states: Mapping[str, ScopeState] | None = None, *, query_cjk: float = 0.0
                  ) -> dict[int, float]:
         """{entry id: cosine} of the query's nearest neighbours; `query_cjk`:
-        the query terms' share of ideographs (`analysis.cjk_share`), read
-        from `query` when not given."""
+        the query terms' share of ideographs (`analysis.cjk_share`), which
+        ranking passes."""
         provider, workspace_id = self.provider, self.workspace_id
         if states is None:
             states = scope_states(workspace_id=workspace_id, scope_tokens=scope_tokens)
@@ -325,8 +324,6 @@ class DenseRecall:
         # Every text has some cosine with every query (e5's unrelated pairs sit
         # around 0.7-0.8): only the near neighbours of the best match count as
         # relevant by meaning, so an unrelated memory is not let in.
-        if query_cjk is None:
-            query_cjk = cjk_share(analyze(query))
         floor = float(scores[0]) - settings.RECALL_DENSE_MARGIN - script_spread(query_cjk)
         return {int(i): float(v) for i, v in zip(ids, scores, strict=True) if v > 0 and v >= floor}
 
@@ -339,7 +336,7 @@ def script_shift(query_cjk: float, entry_cjk: float) -> float:
     if not query_cjk and not entry_cjk:
         return 0.0
     shifts = settings.RECALL_COSINE_SCRIPT_SHIFT
-    return sum(q_share * e_share * shifts.get((q_script, e_script), 0.0)
+    return sum(q_share * e_share * shifts.get(f"{q_script}>{e_script}", 0.0)
                for q_script, q_share in (("latin", 1 - query_cjk), ("cjk", query_cjk))
                for e_script, e_share in (("latin", 1 - entry_cjk), ("cjk", entry_cjk)))
 

@@ -88,6 +88,12 @@ class Scored:
     rank: float = 0.0  # 0..1, relative to this query's candidates: orders the relevant
     linked: bool = False  # found by the expanded pass (shares the best entries' rare terms)
 
+    @property
+    def scaled_dense(self) -> float:
+        """The cosine on a Latin-script pair's scale: what the margin and the
+        ranking by meaning compare."""
+        return (self.dense or 0.0) - self.dense_shift
+
 
 def idf_weights(terms: Sequence[str], *, n_docs: int, df: dict[str, int]) -> dict[str, float]:
     return {t: math.log(1 + (n_docs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
@@ -169,20 +175,23 @@ def rank(*, workspace_id: str, scope_tokens: Sequence[str], query: str, dense: D
         missing = [entry_id for entry_id in similarities if entry_id not in scored]
         for hit in fulltext.entries_by_ids(missing):
             scored[hit.id] = Scored(hit=hit)
-        shifted = {}
-        for entry_id, value in similarities.items():
-            if entry_id in scored:
-                shift = script_shift(query_cjk, cjk_share(scored[entry_id].hit.terms))
-                shifted[entry_id] = (value, shift)
-        # The margin below the best, each cosine read on its script pair's scale.
-        floor = max((value - shift for value, shift in shifted.values()), default=0.0) - settings.RECALL_DENSE_MARGIN
-        for entry_id, (value, shift) in shifted.items():
-            if value - shift >= floor:
-                scored[entry_id].dense, scored[entry_id].dense_shift = value, shift
+        near = [scored[entry_id] for entry_id in similarities if entry_id in scored]
+        for entry in near:
+            entry.dense = similarities[entry.hit.id]
+            entry.dense_shift = script_shift(query_cjk, cjk_share(entry.hit.terms))
+        # The margin below the best, each cosine read on its script pair's
+        # scale; dense recall handed over those within its spread as well.
+        floor = max((s.scaled_dense for s in near), default=0.0) - settings.RECALL_DENSE_MARGIN
+        for entry in near:
+            if entry.scaled_dense < floor:
+                if entry.bm25 > 0:
+                    entry.dense, entry.dense_shift = None, 0.0
+                else:
+                    del scored[entry.hit.id]
     rankings = [(1.0, sorted((s for s in scored.values() if s.bm25 > 0), key=lambda s: -s.bm25))]
     if similarities:
         rankings.append((1.0, sorted((s for s in scored.values() if s.dense is not None),
-                                     key=lambda s: s.dense_shift - (s.dense or 0))))
+                                     key=lambda s: -s.scaled_dense)))
         _fuse(scored, rankings)
     else:
         top = max((s.bm25 for s in scored.values()), default=0.0)

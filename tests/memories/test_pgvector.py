@@ -77,7 +77,7 @@ def test_nearest_entries_come_from_the_database_filtered_by_workspace_and_scopes
     _entries(stranger, memory_scope_token(stranger.pk, Scope.GLOBAL, ""), query_vector[None, :],
              model=provider.name)
     found = dense.dense_similarities(workspace_id=workspace.pk)([glob, user], query)
-    assert found == pytest.approx(_exact(workspace, [glob, user], provider.name, query, query_vector), abs=2e-3)
+    assert found == pytest.approx(_exact(workspace, [glob, user], provider.name, query_vector), abs=2e-3)
     assert dense.recall_vector_cache_report()["vectors"] == 0  # nothing held in process
 
 
@@ -103,7 +103,7 @@ def test_auto_holds_a_scope_that_fits_and_searches_a_larger_one_in_the_database(
     found = dense.dense_similarities(workspace_id=workspace.pk)([small, large], query)
     assert searched == [[large]]
     assert dense.recall_vector_cache_report()["vectors"] == 20
-    assert found == pytest.approx(_exact(workspace, [small, large], provider.name, query, query_vector), abs=2e-3)
+    assert found == pytest.approx(_exact(workspace, [small, large], provider.name, query_vector), abs=2e-3)
 
 
 def test_hnsw_finds_the_exact_top_200(workspace, vector_database):

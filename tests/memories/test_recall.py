@@ -66,7 +66,7 @@ def test_a_texts_share_of_ideographs_counts_words_not_numbers():
     assert cjk_share(analyze("[10:16] 晓雨: 喜欢 2023")) == 1.0  # a time and a year are no script
     mixed = terms_text(analyze("User prefers 饺子 for dinner"))
     assert cjk_share(mixed) == 0.25
-    shifts = {("cjk", "cjk"): 0.05, ("latin", "cjk"): -0.02, ("cjk", "latin"): 0.01}
+    shifts = {"cjk>cjk": 0.05, "latin>cjk": -0.02, "cjk>latin": 0.01}
     with override_settings(RECALL_COSINE_SCRIPT_SHIFT=shifts):
         # Each side weighs each script pair's shift by its share.
         assert script_shift(0.0, cjk_share(mixed)) == pytest.approx(0.25 * -0.02)

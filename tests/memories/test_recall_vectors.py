@@ -21,7 +21,6 @@ from accounts.actors import Actor
 from conversations.services import message_append
 from memories.models import Scope
 from memories.recall import dense, embeddings, stats
-from memories.recall.analysis import analyze, cjk_share
 from memories.recall.index import memory_scope_token
 from memories.recall.models import RecallEntry, RecallKind, RecallScopeStats, RecallTermStats
 from memories.services.items import memory_item_create, memory_item_delete
@@ -79,18 +78,18 @@ def _query_vector(provider, query: str) -> np.ndarray:
     return vector / np.linalg.norm(vector)
 
 
-def _exact(workspace, tokens, model, query: str, query_vector) -> dict[int, float]:
+def _exact(workspace, tokens, model, query_vector) -> dict[int, float]:
     """The nearest entries by an exact search over every stored vector, with
     dense ranking's cut (top k, within the margin of the best and the spread
-    of the script scales `query` sees, which ranking narrows once it reads
-    the entries' scripts)."""
+    of the script scales an English query sees, which ranking narrows once it
+    reads the entries' scripts)."""
     pairs = list(RecallEntry.objects.filter(workspace=workspace, scope_token__in=tokens, embedding_model=model)
                  .values_list("id", "embedding"))
     ids = np.array([pk for pk, _ in pairs])
     matrix = embeddings.normalize_rows(embeddings.bytes_to_matrix([bytes(b) for _, b in pairs], 384))
     scores = matrix @ query_vector
     order = np.argsort(-scores)[:dense.DENSE_TOP_K]
-    floor = scores[order[0]] - settings.RECALL_DENSE_MARGIN - dense.script_spread(cjk_share(analyze(query)))
+    floor = scores[order[0]] - settings.RECALL_DENSE_MARGIN - dense.script_spread(0.0)
     return {int(ids[i]): float(scores[i]) for i in order if scores[i] > 0 and scores[i] >= floor}
 
 
@@ -157,7 +156,7 @@ def test_new_vectors_are_appended_and_removed_ones_dropped(workspace, offline):
     similar = dense.dense_similarities(workspace_id=workspace.pk)
     query = "opening hours of the office"
     query_vector = _query_vector(offline, query)
-    assert similar([token], query) == pytest.approx(_exact(workspace, [token], offline.name, query, query_vector), abs=1e-3)
+    assert similar([token], query) == pytest.approx(_exact(workspace, [token], offline.name, query_vector), abs=1e-3)
 
     # A new entry whose vector is the query's own: it is read alone (by id
     # past the newest held) and ranks first.

@@ -109,7 +109,7 @@ def test_meaning_alone_counts_across_languages(api, tour):
     entry = next(e for e in data["memory"]["injected"] if e["id"] == tour["tea"].pk)
     assert entry["reason"] == "relevant" and entry["score"]["terms"] == 0
     # An English question, a Chinese memory: the cosine is read on that script pair's scale.
-    shift = settings.RECALL_COSINE_SCRIPT_SHIFT[("latin", "cjk")]
+    shift = settings.RECALL_COSINE_SCRIPT_SHIFT["latin>cjk"]
     assert entry["score"]["relevance"] == pytest.approx(meaning_evidence(entry["score"]["dense"], shift), abs=1e-3)
 
 
